@@ -1,0 +1,487 @@
+/**
+ * The assembler: a fold over normalized `StreamEvent`s that buffers tool-call fragments per call,
+ * forwards text at once, and releases the tool calls of a turn only when the stream ended with a
+ * success finish and every call's arguments are exactly one JSON object. All or nothing: a
+ * failed turn releases no tool call, and nothing is repaired.
+ *
+ * Identity rules (`fixtures/README.md` §3, written for OpenAI Chat, the most general form):
+ * - With `index`: the index is the key (sparse, any start, any order). A fragment for an index
+ *   with no call opens one. A different non-empty `id` on an index that has a call is a
+ *   `ToolCallProtocolError`, unless that call's arguments already form exactly one complete JSON
+ *   value: then it opens the next call under the same index (Ollama sends parallel calls whole,
+ *   each with its own id, all at index 0).
+ * - Without `index`: a known `id` continues its call; a new `id` opens a call after every call
+ *   opened before it; no `id` continues the only call, opens the first one, or is ambiguous
+ *   (`ToolCallProtocolError`) when several exist.
+ * - A fragment that opens a call must carry a name (else it is a delta for a call that was never
+ *   started: `ToolCallProtocolError`). Repeats of the same id, name or type are no-ops; a
+ *   different name or type is a `ToolCallProtocolError`.
+ * - Calls are released in index order, calls sharing an index in arrival order; a call opened
+ *   without an index takes the next index after the highest in use.
+ *
+ * Verdict at the end of the stream (`fixtures/README.md` §2), the first that applies: the
+ * stream-level failure; `IncompleteStream` without a finish signal; `TokenLimitExceeded` or
+ * `UnexpectedFinishReason` for a non-success finish; `MalformedToolArguments`; otherwise the
+ * completed turn.
+ *
+ * Cost is linear in the stream's bytes: fragments are appended (V8 ropes, flattened once), no
+ * buffer is re-parsed on a delta, and the argument-size check counts UTF-8 bytes only once a call
+ * is within a factor of three of its limit.
+ *
+ * @since 0.1.0
+ */
+import { Cause, Channel, Effect, Pull, Result, Schema, Stream } from "effect"
+import {
+  ArgumentsTooLarge,
+  type AssemblyError,
+  IncompleteStream,
+  MalformedStreamEvent,
+  MalformedToolArguments,
+  type StreamFailure,
+  TokenLimitExceeded,
+  ToolCallProtocolError,
+  UnexpectedFinishReason,
+  excerpt,
+  withFinishReason
+} from "./AssemblyError.js"
+import type { FinishClass } from "./FinishReason.js"
+import { type StreamEvent, type ToolCallDelta, Usage } from "./StreamEvent.js"
+
+/**
+ * Assembly options.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /**
+   * Largest accepted arguments text of one call, in UTF-8 bytes. Default 1 MiB (1,048,576).
+   * Crossing it fails with `ArgumentsTooLarge` at once.
+   */
+  readonly maxArgumentsBytes?: number | undefined
+}
+
+/**
+ * Default of {@link Options.maxArgumentsBytes}: 1 MiB.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultMaxArgumentsBytes = 1024 * 1024
+
+/**
+ * A released tool call.
+ *
+ * - `index`: its key in the stream (provider index, block index or output index).
+ * - `id`: the provider's tool-call id, `null` when the provider sent none (Gemini).
+ * - `argumentsText`: the raw accumulated arguments, as received.
+ * - `arguments`: their parsed value, always a JSON object (empty text means `{}`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class AssembledToolCall extends Schema.Class<AssembledToolCall>("@toolgate/core/AssembledToolCall")({
+  index: Schema.Int,
+  id: Schema.NullOr(Schema.String),
+  name: Schema.String,
+  argumentsText: Schema.String,
+  arguments: Schema.Record(Schema.String, Schema.Unknown)
+}) {}
+
+/**
+ * A completed turn: all text, every tool call in index order, the raw finish reason and the
+ * usage the provider reported (if any).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class AssembledTurn extends Schema.Class<AssembledTurn>("@toolgate/core/AssembledTurn")({
+  text: Schema.String,
+  toolCalls: Schema.Array(AssembledToolCall),
+  finishReason: Schema.NullOr(Schema.String),
+  usage: Schema.optional(Usage)
+}) {}
+
+/**
+ * A piece of assistant text, forwarded the moment its event arrives.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TextDelta {
+  readonly _tag: "TextDelta"
+  readonly text: string
+}
+
+/**
+ * The last output of the streaming form: the completed turn.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TurnCompleted {
+  readonly _tag: "TurnCompleted"
+  readonly turn: AssembledTurn
+}
+
+/**
+ * What the streaming form emits: text deltas as they arrive, then one `TurnCompleted`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Output = TextDelta | TurnCompleted
+
+/**
+ * The assembler's state machine, for callers that drive it by hand (the CLI, benchmarks, custom
+ * channels). Not safe to share between streams.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Machine {
+  /** Applies one event. Ignored once the machine has failed. */
+  push(event: StreamEvent): void
+  /** The stream-level failure, with the finish reason read so far; `undefined` while none. */
+  readonly failure: AssemblyError | undefined
+  /** All text read so far. */
+  readonly text: string
+  /** The first finish reason read, `null` while none. */
+  readonly finishReason: string | null
+  /** The verdict for a body that ends here. */
+  end(): Result.Result<AssembledTurn, AssemblyError>
+}
+
+interface Call {
+  readonly index: number
+  id: string | undefined
+  readonly name: string
+  type: string | undefined
+  args: string
+  /** UTF-16 length of `args`. */
+  chars: number
+  /** UTF-8 length of `args`, counted only once `chars * 3` exceeds the limit; -1 before. */
+  bytes: number
+}
+
+/**
+ * Creates a fresh {@link Machine}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options?: Options): Machine => {
+  const maxBytes = options?.maxArgumentsBytes ?? defaultMaxArgumentsBytes
+  const calls: Array<Call> = []
+  const byIndex = new Map<number, Call>()
+  const byId = new Map<string, Call>()
+  let maxIndex = -1
+  let text = ""
+  let usage: Usage | undefined
+  let finishReason: string | null = null
+  let finishClass: FinishClass | undefined
+  let finished = false
+  /** A finish reason or signal was read: from here on, tool data is a protocol error. */
+  let sealed = false
+  let failure: StreamFailure | ArgumentsTooLarge | undefined
+  let failed = false
+
+  const protocol = (index: number | undefined, id: string | undefined, name: string | undefined, reason: string) =>
+    new ToolCallProtocolError({ finishReason: null, index: index ?? null, id: id ?? null, toolName: name ?? null, reason })
+
+  const append = (call: Call, delta: string): ArgumentsTooLarge | undefined => {
+    call.args += delta
+    call.chars += delta.length
+    if (call.chars * 3 > maxBytes) {
+      call.bytes = call.bytes < 0 ? utf8Length(call.args) : call.bytes + utf8Length(delta)
+      if (call.bytes > maxBytes) {
+        return new ArgumentsTooLarge({
+          finishReason: null,
+          index: call.index,
+          id: call.id ?? null,
+          toolName: call.name,
+          maxBytes
+        })
+      }
+    }
+    return undefined
+  }
+
+  const applyArguments = (call: Call, delta: ToolCallDelta) => {
+    if (delta.argumentsDelta) {
+      const tooLarge = append(call, delta.argumentsDelta)
+      if (tooLarge) return tooLarge
+    }
+    if (delta.arguments !== undefined) {
+      if (call.args === "") return append(call, delta.arguments)
+      if (call.args !== delta.arguments) {
+        return protocol(call.index, call.id, call.name, "the final arguments differ from the accumulated deltas")
+      }
+    }
+    return undefined
+  }
+
+  const open = (index: number, delta: ToolCallDelta, id: string | undefined, name: string | undefined) => {
+    if (name === undefined) {
+      return protocol(index, id, undefined, `a delta for tool call ${index}, which was never started (no name)`)
+    }
+    const call: Call = { index, id, name, type: delta.type || undefined, args: "", chars: 0, bytes: -1 }
+    calls.push(call)
+    byIndex.set(index, call)
+    if (id !== undefined) byId.set(id, call)
+    if (index > maxIndex) maxIndex = index
+    return applyArguments(call, delta)
+  }
+
+  const apply = (call: Call, delta: ToolCallDelta, id: string | undefined, name: string | undefined) => {
+    if (name !== undefined && name !== call.name) {
+      return protocol(call.index, call.id, call.name, `the call's name changed from ${call.name} to ${name}`)
+    }
+    if (delta.type) {
+      if (call.type === undefined) call.type = delta.type
+      else if (call.type !== delta.type) {
+        return protocol(call.index, call.id, call.name, `the call's type changed from ${call.type} to ${delta.type}`)
+      }
+    }
+    if (id !== undefined && call.id === undefined) {
+      call.id = id
+      byId.set(id, call)
+    }
+    return applyArguments(call, delta)
+  }
+
+  const applyDelta = (delta: ToolCallDelta): StreamFailure | ArgumentsTooLarge | undefined => {
+    const id = delta.id || undefined
+    const name = delta.name || undefined
+    const index = delta.index
+    if (index !== undefined && index !== null) {
+      if (!Number.isSafeInteger(index) || index < 0) {
+        return new MalformedStreamEvent({
+          finishReason: null,
+          reason: "a tool-call index must be an integer >= 0",
+          excerpt: excerpt(String(index))
+        })
+      }
+      const call = byIndex.get(index)
+      if (call === undefined) return open(index, delta, id, name)
+      if (id !== undefined && call.id !== undefined && id !== call.id) {
+        if (isOneJsonValue(call.args)) return open(index, delta, id, name)
+        return protocol(index, id, call.name, `index ${index} got a second id ${id} while call ${call.id} was incomplete`)
+      }
+      return apply(call, delta, id, name)
+    }
+    if (id !== undefined) {
+      const call = byId.get(id)
+      return call === undefined ? open(maxIndex + 1, delta, id, name) : apply(call, delta, id, name)
+    }
+    if (calls.length === 0) return open(maxIndex + 1, delta, id, name)
+    if (calls.length === 1) return apply(calls[0]!, delta, id, name)
+    return protocol(undefined, undefined, name, `a delta without index or id is ambiguous with ${calls.length} calls open`)
+  }
+
+  const push = (event: StreamEvent): void => {
+    if (failed) return
+    if (event.text) text += event.text
+    const deltas = event.toolCalls
+    if (deltas !== undefined && deltas.length > 0) {
+      if (sealed) {
+        failure = protocol(deltas[0]!.index, deltas[0]!.id, deltas[0]!.name, "tool data arrived after the finish")
+      } else {
+        for (let i = 0; i < deltas.length; i++) {
+          const problem = applyDelta(deltas[i]!)
+          if (problem !== undefined) {
+            failure = problem
+            break
+          }
+        }
+      }
+    }
+    if (failure === undefined && event.failure !== undefined) failure = event.failure
+    const finish = event.finish
+    if (finish !== undefined) {
+      if (finish.reason !== null && finishReason === null && finish.reason !== "") {
+        finishReason = finish.reason
+        finishClass = finish.class
+        sealed = true
+      }
+      if (finish.terminal) {
+        finished = true
+        sealed = true
+        if (finishClass === undefined) finishClass = finish.class
+      }
+    }
+    if (event.usage !== undefined) usage = usage === undefined ? event.usage : { ...usage, ...event.usage }
+    if (failure !== undefined) failed = true
+  }
+
+  const end = (): Result.Result<AssembledTurn, AssemblyError> => {
+    if (failure !== undefined) return Result.fail(withFinishReason(failure, finishReason))
+    if (!finished) return Result.fail(new IncompleteStream({ finishReason, pendingToolCalls: calls.length }))
+    if (finishClass !== "success") {
+      return Result.fail(
+        finishClass === "token_limit"
+          ? new TokenLimitExceeded({ finishReason, pendingToolCalls: calls.length })
+          : new UnexpectedFinishReason({ finishReason })
+      )
+    }
+    const ordered = calls.length > 1 ? calls.slice().sort((a, b) => a.index - b.index) : calls
+    const toolCalls: Array<AssembledToolCall> = []
+    for (const call of ordered) {
+      const parsed = parseArguments(call.args)
+      if (typeof parsed === "string") {
+        return Result.fail(
+          new MalformedToolArguments({
+            finishReason,
+            index: call.index,
+            id: call.id ?? null,
+            toolName: call.name,
+            reason: parsed,
+            excerpt: excerpt(call.args)
+          })
+        )
+      }
+      toolCalls.push(
+        new AssembledToolCall(
+          { index: call.index, id: call.id ?? null, name: call.name, argumentsText: call.args, arguments: parsed },
+          { disableChecks: true }
+        )
+      )
+    }
+    return Result.succeed(
+      new AssembledTurn({ text, toolCalls, finishReason, usage }, { disableChecks: true })
+    )
+  }
+
+  return {
+    push,
+    end,
+    get failure() {
+      return failure === undefined ? undefined : withFinishReason(failure, finishReason)
+    },
+    get text() {
+      return text
+    },
+    get finishReason() {
+      return finishReason
+    }
+  }
+}
+
+/**
+ * Folds a stream of events into its completed turn. Stops reading at the first stream-level
+ * failure.
+ *
+ * @since 0.1.0
+ * @category assembling
+ */
+export const assemble = (options?: Options) =>
+<E, R>(self: Stream.Stream<StreamEvent, E, R>): Effect.Effect<AssembledTurn, AssemblyError | E, R> =>
+  Effect.suspend(() => {
+    const machine = make(options)
+    return Stream.runForEachArray(self, (events) => {
+      for (let i = 0; i < events.length; i++) {
+        machine.push(events[i]!)
+        if (machine.failure !== undefined) return Effect.fail(machine.failure)
+      }
+      return Effect.void
+    }).pipe(Effect.flatMap(() => Effect.fromResult(machine.end())))
+  })
+
+/**
+ * The streaming form: forwards every text delta downstream the moment its event arrives, and
+ * ends with one `TurnCompleted`, or fails with the assembly error. Tool calls stay gated until
+ * the upstream has ended.
+ *
+ * @since 0.1.0
+ * @category assembling
+ */
+export const stream = (options?: Options) =>
+<E, R>(self: Stream.Stream<StreamEvent, E, R>): Stream.Stream<Output, AssemblyError | E, R> =>
+  Stream.fromChannel(
+    Channel.fromTransform((upstream, scope) =>
+      Effect.map(Channel.toTransform(Stream.toChannel(self))(upstream, scope), (pull) => {
+        const machine = make(options)
+        let halted = false
+        let pendingFailure: AssemblyError | undefined
+        const onEvents = (events: ReadonlyArray<StreamEvent>) => {
+          const out: Array<Output> = []
+          for (let i = 0; i < events.length; i++) {
+            const event = events[i]!
+            machine.push(event)
+            if (event.text) out.push({ _tag: "TextDelta", text: event.text })
+            if (machine.failure !== undefined) {
+              pendingFailure = machine.failure
+              break
+            }
+          }
+          return out
+        }
+        const onHalt = (
+          cause: Cause.Cause<E | Cause.Done<unknown>>
+        ): Pull.Pull<readonly [Output, ...Array<Output>], AssemblyError | E> => {
+          if (!Pull.isDoneCause(cause)) return Effect.failCause(cause as Cause.Cause<E>)
+          halted = true
+          const verdict = machine.end()
+          return Result.isSuccess(verdict)
+            ? Effect.succeed([{ _tag: "TurnCompleted", turn: verdict.success } as Output] as const)
+            : Effect.fail(verdict.failure)
+        }
+        return Effect.suspend(
+          function loop(): Pull.Pull<readonly [Output, ...Array<Output>], AssemblyError | E> {
+            if (pendingFailure !== undefined) return Effect.fail(pendingFailure)
+            if (halted) return Cause.done()
+            return Effect.matchCauseEffect(pull, {
+              onFailure: onHalt,
+              onSuccess: (events) => {
+                const out = onEvents(events)
+                return out.length > 0 ? Effect.succeed(out as unknown as readonly [Output, ...Array<Output>]) : loop()
+              }
+            })
+          }
+        )
+      })
+    )
+  )
+
+/** UTF-8 length of a string, counting a surrogate pair as 4 bytes and a lone surrogate as 3. */
+const utf8Length = (s: string): number => {
+  let n = 0
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 0x80) n += 1
+    else if (c < 0x800) n += 2
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1)
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n += 4
+        i++
+      } else n += 3
+    } else n += 3
+  }
+  return n
+}
+
+const isOneJsonValue = (s: string): boolean => {
+  if (s.length === 0) return false
+  try {
+    JSON.parse(s)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** The parsed arguments object, or why the text is not exactly one JSON object. */
+const parseArguments = (s: string): Record<string, unknown> | string => {
+  if (s.length === 0) return {}
+  let value: unknown
+  try {
+    value = JSON.parse(s)
+  } catch (e) {
+    return excerpt(e instanceof Error ? e.message : String(e))
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return `the arguments are ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}, not an object`
+  }
+  return value as Record<string, unknown>
+}

@@ -1,0 +1,20 @@
+/**
+ * @toolgate/core: the provider-independent heart of toolgate. Pure: no I/O.
+ *
+ * @since 0.1.0
+ */
+
+/** @since 0.1.0 */
+export * as AssemblyError from "./AssemblyError.js"
+
+/** @since 0.1.0 */
+export * as Assembler from "./Assembler.js"
+
+/** @since 0.1.0 */
+export * as FinishReason from "./FinishReason.js"
+
+/** @since 0.1.0 */
+export * as StreamEvent from "./StreamEvent.js"
+
+/** @since 0.1.0 */
+export * as ToolCall from "./ToolCall.js"
