@@ -329,3 +329,20 @@ export class ToolArgumentsInvalid extends Schema.TaggedError<ToolArgumentsInvali
  * @category models
  */
 export type ValidationError = UnknownTool | ToolArgumentsInvalid
+
+/**
+ * Whether a value is one of the {@link AssemblyError}s.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isAssemblyError: (u: unknown) => u is AssemblyError = Schema.is(AssemblyError)
+
+/**
+ * Whether a value is one of the {@link ValidationError}s.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isValidationError = (u: unknown): u is ValidationError =>
+  u instanceof UnknownTool || u instanceof ToolArgumentsInvalid

@@ -1,0 +1,269 @@
+/**
+ * OpenAI Chat Completions (`stream: true`) and OpenAI-compatible servers: `chat.completion.chunk`
+ * payloads to core events.
+ *
+ * Wire format: https://platform.openai.com/docs/api-reference/chat-streaming and
+ * https://platform.openai.com/docs/guides/function-calling#streaming. The exact rules, with the
+ * reading order of a chunk (`error`, `delta.content`, `delta.tool_calls` in array order,
+ * `finish_reason`), are `fixtures/README.md` §3.
+ *
+ * Every chunk is checked on the hot path with plain `typeof` tests, not a Schema decode: a
+ * Schema decode per event costs more than the event's `JSON.parse` (see `bench/`). The
+ * {@link ChatCompletionChunk} Schema documents the accepted shape and is what tests decode with.
+ *
+ * Quirks of OpenAI-compatible servers that are accepted (each has a fixture):
+ * - vLLM: no `arguments` key on the start delta, `stop_reason` next to `finish_reason`.
+ * - Ollama: parallel calls whole, each with its own id, all at `index` 0 (a new id after a
+ *   complete JSON value opens the next call); `role` repeated on every delta.
+ * - Groq `x_groq`, Azure `prompt_filter_results` chunks with `choices: []`, OpenRouter
+ *   `: OPENROUTER PROCESSING` comments and a usage chunk after the finish, DeepSeek
+ *   `: keep-alive` comments, Mistral's whole calls on the finish chunk, Fireworks/LiteLLM
+ *   repeating `id`, `type` and `name` on every delta, Gemini's OpenAI-compatible endpoint sending
+ *   no `index` and `finish_reason: "stop"` with tool calls, `data:` without a space (Spring
+ *   proxies), gateways re-slicing arguments at arbitrary positions.
+ *
+ * Quirks that are rejected, because acting on them corrupts calls:
+ * - continuation deltas under an index that was never started (Nebius/Cerebras-style index
+ *   drift): `ToolCallProtocolError`;
+ * - a second id on an index whose arguments are incomplete, a changed name or type:
+ *   `ToolCallProtocolError`;
+ * - tool calls after the finish chunk: `ToolCallProtocolError`;
+ * - a missing `finish_reason` (only `[DONE]`): `IncompleteStream`.
+ *
+ * @since 0.1.0
+ */
+import { AssemblyError, FinishReason, type StreamEvent } from "@toolgate/core"
+import { Schema, type Stream } from "effect"
+import * as Decoder from "./Decoder.js"
+
+/**
+ * Schema of one `chat.completion.chunk` as this adapter accepts it (fields it does not read are
+ * allowed and ignored).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ChatCompletionChunk = Schema.Struct({
+  error: Schema.optional(Schema.Unknown),
+  choices: Schema.optional(Schema.Array(Schema.Struct({
+    index: Schema.optional(Schema.NullOr(Schema.Int)),
+    delta: Schema.optional(Schema.NullOr(Schema.Struct({
+      content: Schema.optional(Schema.NullOr(Schema.String)),
+      tool_calls: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({
+        index: Schema.optional(Schema.NullOr(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))),
+        id: Schema.optional(Schema.NullOr(Schema.String)),
+        type: Schema.optional(Schema.NullOr(Schema.String)),
+        function: Schema.optional(Schema.NullOr(Schema.Struct({
+          name: Schema.optional(Schema.NullOr(Schema.String)),
+          arguments: Schema.optional(Schema.NullOr(Schema.String))
+        })))
+      }))))
+    }))),
+    finish_reason: Schema.optional(Schema.NullOr(Schema.String))
+  }))),
+  usage: Schema.optional(Schema.NullOr(Schema.Struct({
+    prompt_tokens: Schema.optional(Schema.Number),
+    completion_tokens: Schema.optional(Schema.Number),
+    total_tokens: Schema.optional(Schema.Number)
+  })))
+})
+
+/**
+ * Options of the OpenAI Chat decoder.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends Decoder.DecodeOptions {
+  /** Which choice to read when `n > 1` was requested. Default 0; other choices are ignored. */
+  readonly choice?: number | undefined
+}
+
+type Json = Record<string, unknown>
+
+const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const malformed = (reason: string, data: string) =>
+  new AssemblyError.MalformedStreamEvent({ finishReason: null, reason, excerpt: AssemblyError.excerpt(data) })
+
+/** `""`, `null` and absent are absent; any other non-string is malformed (`null` return). */
+const optionalString = (u: unknown): string | undefined | null =>
+  u === undefined || u === null || u === "" ? undefined : typeof u === "string" ? u : null
+
+const providerError = (error: unknown): AssemblyError.ProviderStreamError => {
+  if (isObject(error)) {
+    const code = error.code ?? error.type
+    const message = typeof error.message === "string" ? error.message : JSON.stringify(error)
+    return new AssemblyError.ProviderStreamError({
+      finishReason: null,
+      code: code === undefined || code === null ? null : String(code),
+      providerMessage: AssemblyError.excerpt(message)
+    })
+  }
+  return new AssemblyError.ProviderStreamError({
+    finishReason: null,
+    code: null,
+    providerMessage: AssemblyError.excerpt(typeof error === "string" ? error : JSON.stringify(error))
+  })
+}
+
+const usageOf = (chunk: Json): StreamEvent.Usage | undefined => {
+  const usage = isObject(chunk.usage)
+    ? chunk.usage
+    : isObject(chunk.x_groq) && isObject(chunk.x_groq.usage)
+    ? chunk.x_groq.usage
+    : undefined
+  if (usage === undefined) return undefined
+  const out: {
+    inputTokens?: number
+    outputTokens?: number
+    totalTokens?: number
+    cachedInputTokens?: number
+  } = {}
+  if (typeof usage.prompt_tokens === "number") out.inputTokens = usage.prompt_tokens
+  if (typeof usage.completion_tokens === "number") out.outputTokens = usage.completion_tokens
+  if (typeof usage.total_tokens === "number") out.totalTokens = usage.total_tokens
+  const details = usage.prompt_tokens_details
+  if (isObject(details) && typeof details.cached_tokens === "number") out.cachedInputTokens = details.cached_tokens
+  return out
+}
+
+interface EventParts {
+  text?: string
+  toolCalls?: Array<StreamEvent.ToolCallDelta>
+  failure?: AssemblyError.StreamFailure
+  finish?: StreamEvent.Finish
+  usage?: StreamEvent.Usage
+}
+
+/**
+ * A fresh decoder for one Chat Completions stream.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decoder = (options?: Options): Decoder.Decoder => {
+  const choiceIndex = options?.choice ?? 0
+  return {
+    onEvent({ data }) {
+      if (data === "[DONE]") return undefined
+      let chunk: unknown
+      try {
+        chunk = JSON.parse(data)
+      } catch {
+        return { failure: malformed("the data is not JSON", data) }
+      }
+      if (!isObject(chunk)) return { failure: malformed("the data is not a JSON object", data) }
+      const parts: EventParts = {}
+      const fail = (failure: AssemblyError.StreamFailure) => {
+        if (parts.failure === undefined) parts.failure = failure
+      }
+      if (chunk.error !== undefined && chunk.error !== null) fail(providerError(chunk.error))
+      const usage = usageOf(chunk)
+      if (usage !== undefined) parts.usage = usage
+      const choices = chunk.choices
+      if (!Array.isArray(choices)) {
+        if (choices !== undefined || parts.failure === undefined) {
+          fail(malformed("`choices` is not an array", data))
+        }
+        return parts
+      }
+      let choice: Json | undefined
+      for (let i = 0; i < choices.length; i++) {
+        const c = choices[i]
+        if (!isObject(c)) {
+          fail(malformed("a choice is not an object", data))
+          return parts
+        }
+        if (choice === undefined && (c.index ?? 0) === choiceIndex) choice = c
+      }
+      if (choice === undefined) return parts
+      readChoice(choice, data, parts, fail)
+      return parts
+    }
+  }
+}
+
+const readChoice = (
+  choice: Json,
+  data: string,
+  parts: EventParts,
+  fail: (failure: AssemblyError.StreamFailure) => void
+): void => {
+  const delta = choice.delta
+  if (delta !== undefined && delta !== null) {
+    if (!isObject(delta)) {
+      fail(malformed("`delta` is not an object", data))
+    } else {
+      readDelta(delta, data, parts, fail)
+    }
+  }
+  const reason = choice.finish_reason
+  if (reason !== undefined && reason !== null) {
+    if (typeof reason !== "string") fail(malformed("`finish_reason` is not a string", data))
+    else if (reason !== "") {
+      parts.finish = {
+        reason,
+        class: FinishReason.classify(FinishReason.openAiChat, reason),
+        terminal: true
+      }
+    }
+  }
+}
+
+const readDelta = (
+  delta: Json,
+  data: string,
+  parts: EventParts,
+  fail: (failure: AssemblyError.StreamFailure) => void
+): void => {
+  const content = delta.content
+  if (content !== undefined && content !== null) {
+    if (typeof content !== "string") return fail(malformed("`delta.content` is not a string", data))
+    if (content !== "") parts.text = content
+  }
+  const entries = delta.tool_calls
+  if (entries === undefined || entries === null) return
+  if (!Array.isArray(entries)) return fail(malformed("`delta.tool_calls` is not an array", data))
+  const toolCalls: Array<StreamEvent.ToolCallDelta> = []
+  parts.toolCalls = toolCalls
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]
+    if (!isObject(entry)) return fail(malformed("a `tool_calls` entry is not an object", data))
+    const fn = entry.function
+    if (fn !== undefined && fn !== null && !isObject(fn)) {
+      return fail(malformed("a tool call's `function` is not an object", data))
+    }
+    const index = entry.index
+    if (index !== undefined && index !== null && !(Number.isSafeInteger(index) && (index as number) >= 0)) {
+      return fail(malformed("a tool call's `index` is not an integer >= 0", data))
+    }
+    const id = optionalString(entry.id)
+    const type = optionalString(entry.type)
+    const name = fn ? optionalString(fn.name) : undefined
+    if (id === null || type === null || name === null) {
+      return fail(malformed("a tool call's `id`, `type` or `function.name` is not a string", data))
+    }
+    const args = fn ? fn.arguments : undefined
+    if (args !== undefined && args !== null && typeof args !== "string") {
+      return fail(malformed("a tool call's `function.arguments` is not a string", data))
+    }
+    toolCalls.push({
+      index: index === null ? undefined : index as number | undefined,
+      id,
+      name,
+      type,
+      argumentsDelta: args === null ? undefined : args
+    })
+  }
+}
+
+/**
+ * Decodes a Chat Completions response body into core events.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decode = (options?: Options) =>
+<E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
+  Decoder.decodeSse(() => decoder(options), options)(bytes)

@@ -1,0 +1,14 @@
+/**
+ * @toolgate/adapters: thin provider adapters, bytes in, core events out.
+ *
+ * @since 0.1.0
+ */
+
+/** @since 0.1.0 */
+export * as Decoder from "./Decoder.js"
+
+/** @since 0.1.0 */
+export * as OpenAiChat from "./OpenAiChat.js"
+
+/** @since 0.1.0 */
+export * as Provider from "./Provider.js"

@@ -1,0 +1,122 @@
+/**
+ * `toolgate inspect`: one captured provider stream through the adapter and the assembler, to
+ * the public JSON contract of `DESIGN.md` ("The `inspect` contract") or a readable view.
+ *
+ * @since 0.1.0
+ */
+import { Provider } from "@toolgate/adapters"
+import { Assembler, AssemblyError, ToolCall } from "@toolgate/core"
+import { Effect, Stream } from "effect"
+import type { Tool, Toolkit } from "effect/ai"
+
+/**
+ * The JSON `inspect --json` prints. A public interface: keep it stable.
+ *
+ * - `outcome`: `"complete"` (exit 0) or `"error"` (exit 2).
+ * - `finishReason`: the raw first finish reason read, or `null`.
+ * - `text`: all assistant text read, in every outcome.
+ * - `toolCalls`: every released call (`id` is `null` when the provider sent none); `[]` on error.
+ * - `error`: `null`, or the error's tag and message.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface InspectResult {
+  readonly outcome: "complete" | "error"
+  readonly finishReason: string | null
+  readonly text: string
+  readonly toolCalls: ReadonlyArray<{ readonly id: string | null; readonly name: string; readonly arguments: unknown }>
+  readonly error: null | { readonly _tag: string; readonly message: string }
+}
+
+/**
+ * Options of {@link inspect}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface InspectOptions {
+  readonly provider: Provider.Name | "auto"
+  /** When given, released calls are validated against these tools (`UnknownTool`, `ToolArgumentsInvalid`). */
+  readonly toolkit?: Toolkit.Toolkit<Record<string, Tool.Any>> | undefined
+  /** Called once `auto` has recognised the format. */
+  readonly onDetected?: ((name: Provider.Name) => void) | undefined
+  readonly maxArgumentsBytes?: number | undefined
+}
+
+/**
+ * Inspects one response body. Assembly and validation errors become the `error` outcome; only
+ * errors of the body itself (`E`, reading the file) fail the effect.
+ *
+ * @since 0.1.0
+ * @category inspecting
+ */
+export const inspect = <E, R>(
+  body: Stream.Stream<Uint8Array, E, R>,
+  options: InspectOptions
+): Effect.Effect<InspectResult, E, R> =>
+  Effect.suspend(() => {
+    let text = ""
+    let turn: Assembler.AssembledTurn | undefined
+    const events = Provider.decode(options.provider, { onDetected: options.onDetected })(body)
+    return events.pipe(
+      Assembler.stream({ maxArgumentsBytes: options.maxArgumentsBytes }),
+      Stream.runForEach((output) =>
+        Effect.sync(() => {
+          if (output._tag === "TextDelta") text += output.text
+          else turn = output.turn
+        })
+      ),
+      Effect.flatMap(() => {
+        const completed = turn!
+        return options.toolkit === undefined
+          ? Effect.succeed(completed.toolCalls)
+          : Effect.as(ToolCall.validate(options.toolkit)(completed), completed.toolCalls)
+      }),
+      Effect.map((calls): InspectResult => ({
+        outcome: "complete",
+        finishReason: turn!.finishReason,
+        text,
+        toolCalls: calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })),
+        error: null
+      })),
+      Effect.catchIf(
+        (e): e is AssemblyError.AssemblyError | AssemblyError.ValidationError =>
+          AssemblyError.isAssemblyError(e) || AssemblyError.isValidationError(e),
+        (error) =>
+          Effect.succeed<InspectResult>({
+            outcome: "error",
+            finishReason: "finishReason" in error ? error.finishReason : turn?.finishReason ?? null,
+            text,
+            toolCalls: [],
+            error: { _tag: error._tag, message: error.message }
+          })
+      )
+    )
+  })
+
+/**
+ * The readable view of a result: the text, each tool call with pretty-printed arguments, the
+ * finish reason, or the error tag and message.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const render = (result: InspectResult): string => {
+  const lines: Array<string> = []
+  lines.push(result.outcome === "complete" ? "outcome: complete" : `outcome: error (${result.error!._tag})`)
+  lines.push(`finish reason: ${result.finishReason ?? "(none)"}`)
+  lines.push("", "text:", result.text === "" ? "  (none)" : indent(result.text))
+  if (result.outcome === "complete") {
+    lines.push("", `tool calls: ${result.toolCalls.length === 0 ? "(none)" : ""}`)
+    result.toolCalls.forEach((call, i) => {
+      lines.push(`  ${i + 1}. ${call.name}  id=${call.id ?? "(none)"}`)
+      lines.push(indent(JSON.stringify(call.arguments, null, 2), "     "))
+    })
+  } else {
+    lines.push("", `error: ${result.error!._tag}: ${result.error!.message}`, "tool calls: none released")
+  }
+  return lines.join("\n")
+}
+
+const indent = (s: string, prefix = "  ") => s.split("\n").map((l) => prefix + l).join("\n")

@@ -1,0 +1,39 @@
+/**
+ * The `toolgate` executable. Usage and input errors print one line on stderr and exit 1; a
+ * defect prints its cause and exits 70 (EX_SOFTWARE).
+ *
+ * @since 0.1.0
+ */
+import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import { Cause, Console, Effect, Layer } from "effect"
+import { CliError, CliOutput, Command } from "effect/cli"
+import { toolgate } from "./Cli.js"
+
+const version = "0.1.0"
+
+// One line per invocation error on stderr instead of the whole help text.
+const presenter = CliOutput.layerPresenter({
+  present: (event) =>
+    event._tag === "InvalidInvocation"
+      ? Console.error(
+        `${event.commandPath.join(" ")}: ${event.errors.map((e) => e.message).join("; ")} (see --help)`
+      )
+      : CliOutput.defaultPresenter.present(event)
+})
+
+const main = Command.runWith(toolgate, { version })(process.argv.slice(2)).pipe(
+  Effect.catchCause((cause) => {
+    const error = Cause.findErrorOption(cause)
+    if (error._tag === "Some") {
+      process.exitCode = 1
+      const e = error.value as { _tag?: string; message?: string }
+      return CliError.isCliError(e) ? Effect.void : Console.error(`toolgate: ${e.message ?? String(e)}`)
+    }
+    if (Cause.hasInterruptsOnly(cause)) return Effect.void
+    process.exitCode = 70
+    return Console.error(`toolgate: internal error (a bug; please report it)\n${Cause.pretty(cause)}`)
+  }),
+  Effect.provide(Layer.mergeAll(NodeServices.layer, presenter))
+)
+
+NodeRuntime.runMain(main, { disableErrorReporting: true })

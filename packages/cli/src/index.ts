@@ -1,0 +1,17 @@
+/**
+ * @toolgate/cli: the `toolgate` command (inspect, corpus) and its building blocks.
+ *
+ * @since 0.1.0
+ */
+
+/** @since 0.1.0 */
+export * as Cli from "./Cli.js"
+
+/** @since 0.1.0 */
+export * as Corpus from "./Corpus.js"
+
+/** @since 0.1.0 */
+export * as Inspect from "./Inspect.js"
+
+/** @since 0.1.0 */
+export * as ToolsFile from "./ToolsFile.js"
