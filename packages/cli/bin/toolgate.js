@@ -1,2 +1,6 @@
 #!/usr/bin/env node
-import "../dist/bin.js"
+// Node's on-disk compile cache (Node >= 22.1) roughly halves the start-up of later runs.
+import module from "node:module"
+
+module.enableCompileCache?.()
+await import("../dist/bin.js")

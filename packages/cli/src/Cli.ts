@@ -59,7 +59,7 @@ const loadToolkit = Effect.fnUntraced(function*(file: string) {
   return yield* ToolsFile.toToolkit(definitions)
 }, Effect.mapError((e) => e._tag === "ToolsFileError" ? new InputError({ reason: `--tools: ${e.message}` }) : e))
 
-const provider = Flag.Literals("provider", ["auto", ...Provider.names]).pipe(
+const providerFlag = Flag.Literals("provider", ["auto", ...Provider.names]).pipe(
   Flag.withAlias("p"),
   Flag.withDescription("the wire format of the capture; auto recognises it from the first events"),
   Flag.withDefault("auto" as const)
@@ -73,7 +73,7 @@ const provider = Flag.Literals("provider", ["auto", ...Provider.names]).pipe(
  */
 export const inspect = Command.make("inspect", {
   file: Argument.String("file").pipe(Argument.withDescription("a captured response body (SSE bytes)")),
-  provider,
+  provider: providerFlag,
   json: Flag.Boolean("json").pipe(Flag.withDescription("print the result as one JSON object"), Flag.withDefault(false)),
   tools: Flag.String("tools").pipe(
     Flag.withDescription("a JSON file of tool definitions to validate the released calls against"),

@@ -49,7 +49,7 @@ export const run = Effect.fnUntraced(function*(dir: string) {
   for (const provider of Provider.names) {
     const folder = path.join(dir, provider)
     if (!(yield* fs.exists(folder))) continue
-    const files = (yield* fs.readDirectory(folder)).filter((f) => f.endsWith(".sse")).sort()
+    const files = (yield* fs.readDirectory(folder)).filter((f) => f.endsWith(".sse")).toSorted()
     for (const file of files) {
       const capture = path.join(folder, file)
       const bytes = yield* fs.readFile(capture)

@@ -4,7 +4,8 @@
  *
  * @since 0.1.0
  */
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Console, Effect, Layer } from "effect"
 import { CliError, CliOutput, Command } from "effect/cli"
 import { toolgate } from "./Cli.js"

@@ -186,9 +186,6 @@ export const make = (options?: Options): Machine => {
   let failure: StreamFailure | ArgumentsTooLarge | undefined
   let failed = false
 
-  const protocol = (index: number | undefined, id: string | undefined, name: string | undefined, reason: string) =>
-    new ToolCallProtocolError({ finishReason: null, index: index ?? null, id: id ?? null, toolName: name ?? null, reason })
-
   const append = (call: Call, delta: string): ArgumentsTooLarge | undefined => {
     call.args += delta
     call.chars += delta.length
@@ -324,7 +321,7 @@ export const make = (options?: Options): Machine => {
           : new UnexpectedFinishReason({ finishReason })
       )
     }
-    const ordered = calls.length > 1 ? calls.slice().sort((a, b) => a.index - b.index) : calls
+    const ordered = calls.length > 1 ? calls.toSorted((a, b) => a.index - b.index) : calls
     const toolCalls: Array<AssembledToolCall> = []
     for (const call of ordered) {
       const parsed = parseArguments(call.args)
@@ -442,6 +439,9 @@ export const stream = (options?: Options) =>
       })
     )
   )
+
+const protocol = (index: number | undefined, id: string | undefined, name: string | undefined, reason: string) =>
+  new ToolCallProtocolError({ finishReason: null, index: index ?? null, id: id ?? null, toolName: name ?? null, reason })
 
 /** UTF-8 length of a string, counting a surrogate pair as 4 bytes and a lone surrogate as 3. */
 const utf8Length = (s: string): number => {

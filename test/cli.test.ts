@@ -1,0 +1,203 @@
+/**
+ * The CLI contract, run as a child process against the built `toolgate` (npm test builds first):
+ * every fixture through `toolgate inspect --json` equals its expected.json (exit 0 complete, 2 error),
+ * and bad input gets one line on stderr with exit 1.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { execFile } from "node:child_process"
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const bin = join(root, "packages/cli/bin/toolgate.js")
+const fixtures = join(root, "test/fixtures")
+const run = promisify(execFile)
+
+const toolgate = async (...args: Array<string>) => {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { cwd: root })
+    return { code: 0, stdout, stderr }
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string }
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr }
+  }
+}
+
+const cases = readdirSync(fixtures, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .flatMap((d) =>
+    readdirSync(join(fixtures, d.name))
+      .filter((f) => f.endsWith(".sse"))
+      .map((f) => ({ provider: d.name, file: join(fixtures, d.name, f), name: f.replace(/\.sse$/, "") }))
+  )
+
+describe("toolgate inspect --json on the fixture corpus", () => {
+  it("finds the corpus", () => {
+    expect(cases.length).toBeGreaterThanOrEqual(60)
+  })
+  it.concurrent.for(cases)("$name", async ({ file, provider }) => {
+    const expected = JSON.parse(readFileSync(file.replace(/\.sse$/, ".expected.json"), "utf8"))
+    const { code, stdout } = await toolgate("inspect", file, "--provider", provider, "--json")
+    const got = JSON.parse(stdout)
+    expect({
+      outcome: got.outcome,
+      finishReason: got.finishReason,
+      text: got.text,
+      toolCalls: got.toolCalls,
+      error: got.error?._tag ?? null
+    }).toEqual({
+      outcome: expected.outcome,
+      finishReason: expected.finishReason,
+      text: expected.text,
+      toolCalls: expected.toolCalls.map((c: any) => ({ id: c.id, name: c.name, arguments: c.arguments })),
+      error: expected.error
+    })
+    expect(Object.keys(got).toSorted()).toEqual(["error", "finishReason", "outcome", "text", "toolCalls"])
+    if (got.error !== null) expect(got.error.message.length).toBeGreaterThan(0)
+    expect(code).toBe(expected.outcome === "complete" ? 0 : 2)
+  })
+})
+
+describe("toolgate inspect: readable view", () => {
+  it("prints text, pretty arguments and the finish reason", async () => {
+    const { code, stdout } = await toolgate(
+      "inspect",
+      join(fixtures, "openai-chat/openai-chat__text-then-tools.sse"),
+      "--provider",
+      "openai-chat"
+    )
+    expect(code).toBe(0)
+    expect(stdout).toContain("finish reason: tool_calls")
+    expect(stdout).toMatch(/1\. \w+ {2}id=call_/)
+    expect(stdout).toContain('\n       "')
+  })
+  it("prints the error tag and message", async () => {
+    const { code, stdout } = await toolgate(
+      "inspect",
+      join(fixtures, "openai-chat/openai-chat__cut-mid-arguments.sse"),
+      "--provider",
+      "openai-chat"
+    )
+    expect(code).toBe(2)
+    expect(stdout).toContain("error: IncompleteStream: stream ended without a finish signal")
+    expect(stdout).toContain("tool calls: none released")
+  })
+})
+
+describe("toolgate inspect --tools", () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolgate-cli-"))
+  const tools = join(dir, "tools.json")
+  writeFileSync(
+    tools,
+    JSON.stringify([
+      {
+        type: "function",
+        function: {
+          name: "assign_owner",
+          parameters: {
+            type: "object",
+            properties: { deal_id: { type: "string" }, owner_id: { type: "string" }, notify: { type: "boolean" } },
+            required: ["deal_id", "owner_id"]
+          }
+        }
+      }
+    ])
+  )
+  it("accepts calls that match their tool", async () => {
+    const { code, stdout } = await toolgate(
+      "inspect",
+      join(fixtures, "openai-chat/openai-chat__parallel-interleaved.sse"),
+      "--provider",
+      "openai-chat",
+      "--json",
+      "--tools",
+      tools
+    )
+    expect(code).toBe(0)
+    expect(JSON.parse(stdout).toolCalls).toHaveLength(3)
+  })
+  it("rejects an unknown tool with UnknownTool and releases nothing", async () => {
+    const { code, stdout } = await toolgate(
+      "inspect",
+      join(fixtures, "openai-chat/openai-chat__single-tool.sse"),
+      "--provider",
+      "openai-chat",
+      "--json",
+      "--tools",
+      tools
+    )
+    const got = JSON.parse(stdout)
+    expect(code).toBe(2)
+    expect(got.error._tag).toBe("UnknownTool")
+    expect(got.toolCalls).toEqual([])
+    expect(got.finishReason).toBe("tool_calls")
+  })
+  it("rejects arguments that break the schema with ToolArgumentsInvalid and a path", async () => {
+    const strict = join(dir, "strict.json")
+    writeFileSync(
+      strict,
+      JSON.stringify({
+        tools: [{ name: "assign_owner", input_schema: { type: "object", properties: { notify: { type: "string" } } } }]
+      })
+    )
+    const { code, stdout } = await toolgate(
+      "inspect",
+      join(fixtures, "openai-chat/openai-chat__parallel-interleaved.sse"),
+      "--provider",
+      "openai-chat",
+      "--json",
+      "--tools",
+      strict
+    )
+    const got = JSON.parse(stdout)
+    expect(code).toBe(2)
+    expect(got.error._tag).toBe("ToolArgumentsInvalid")
+    expect(got.error.message).toContain("notify")
+  })
+})
+
+describe("toolgate: bad input is one line on stderr and exit 1", () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolgate-cli-bad-"))
+  const empty = join(dir, "empty.sse")
+  const binary = join(dir, "binary.sse")
+  const notUtf8 = join(dir, "latin1.sse")
+  writeFileSync(empty, "")
+  writeFileSync(binary, Buffer.from([0x64, 0x61, 0x74, 0x61, 0x00, 0x01, 0x02]))
+  writeFileSync(notUtf8, Buffer.from([0x64, 0x61, 0x74, 0x61, 0x3a, 0x20, 0xe9, 0x0a]))
+  const valid = join(fixtures, "openai-chat/openai-chat__single-tool.sse")
+  const badTools = join(dir, "bad-tools.json")
+  writeFileSync(badTools, "{ not json")
+  it.concurrent.for([
+    { label: "a missing file", args: ["inspect", join(dir, "missing.sse")], says: "no such file" },
+    { label: "a directory", args: ["inspect", dir], says: "is a directory" },
+    { label: "an empty file", args: ["inspect", empty], says: "is empty" },
+    { label: "a binary file", args: ["inspect", binary], says: "is binary" },
+    { label: "invalid UTF-8", args: ["inspect", notUtf8], says: "not valid UTF-8" },
+    { label: "an unknown provider", args: ["inspect", valid, "--provider", "cohere"], says: "--provider" },
+    { label: "no file", args: ["inspect"], says: "Missing required argument" },
+    { label: "an unknown command", args: ["inspct"], says: "inspct" },
+    { label: "a tools file that is not JSON", args: ["inspect", valid, "--tools", badTools], says: "--tools" },
+    { label: "a missing tools file", args: ["inspect", valid, "--tools", join(dir, "nope.json")], says: "tools file" }
+  ])("$label", async ({ args, says }) => {
+    const { code, stdout, stderr } = await toolgate(...args)
+    expect(code).toBe(1)
+    expect(stdout).toBe("")
+    const lines = stderr.trimEnd().split("\n")
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toContain(says)
+    expect(stderr).not.toMatch(/\bat .*\.js:\d+/)
+  })
+})
+
+describe("toolgate corpus", () => {
+  it("prints one row per capture and a summary that matches every expected result", async () => {
+    const { code, stdout } = await toolgate("corpus")
+    expect(code).toBe(0)
+    const summary = stdout.trimEnd().split("\n").at(-1)!
+    expect(summary).toMatch(new RegExp(`^${cases.length} captures: \\d+ complete .* ${cases.length}/${cases.length} match`))
+    for (const c of cases) expect(stdout).toContain(c.name.replace(`${c.provider}__`, ""))
+  })
+})
