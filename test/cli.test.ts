@@ -72,7 +72,7 @@ describe("toolgate inspect: readable view", () => {
     expect(code).toBe(0)
     expect(stdout).toContain("finish reason: tool_calls")
     expect(stdout).toMatch(/1\. \w+ {2}id=call_/)
-    expect(stdout).toContain('\n       "')
+    expect(stdout).toContain("\n       \"")
   })
   it("prints the error tag and message", async () => {
     const { code, stdout } = await toolgate(
@@ -197,7 +197,9 @@ describe("toolgate corpus", () => {
     const { code, stdout } = await toolgate("corpus")
     expect(code).toBe(0)
     const summary = stdout.trimEnd().split("\n").at(-1)!
-    expect(summary).toMatch(new RegExp(`^${cases.length} captures: \\d+ complete .* ${cases.length}/${cases.length} match`))
+    expect(summary).toMatch(
+      new RegExp(`^${cases.length} captures: \\d+ complete .* ${cases.length}/${cases.length} match`)
+    )
     for (const c of cases) expect(stdout).toContain(c.name.replace(`${c.provider}__`, ""))
   })
 })

@@ -264,6 +264,6 @@ const readDelta = (
  * @since 0.1.0
  * @category decoding
  */
-export const decode = (options?: Options) =>
-<E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
-  Decoder.decodeSse(() => decoder(options), options)(bytes)
+export const decode =
+  (options?: Options) => <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
+    Decoder.decodeSse(() => decoder(options), options)(bytes)

@@ -21,7 +21,11 @@ const outcome = (text: string, options?: OpenAiChat.Options) =>
     OpenAiChat.decode(options),
     Assembler.assemble(),
     Effect.match({
-      onFailure: (e) => ({ tag: e._tag as string, finishReason: "finishReason" in e ? e.finishReason : null, error: e }),
+      onFailure: (e) => ({
+        tag: e._tag as string,
+        finishReason: "finishReason" in e ? e.finishReason : null,
+        error: e
+      }),
       onSuccess: (turn) => ({ tag: "complete", finishReason: turn.finishReason, turn })
     })
   )
@@ -32,7 +36,10 @@ const chunk = (delta: unknown, finish_reason: unknown = null, extra: object = {}
   choices: [{ index: 0, delta, finish_reason }],
   ...extra
 })
-const start = chunk({ role: "assistant", tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "f", arguments: "" } }] })
+const start = chunk({
+  role: "assistant",
+  tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "f", arguments: "" } }]
+})
 const done = chunk({}, "tool_calls")
 
 describe("OpenAiChat: malformed shapes are MalformedStreamEvent", () => {
@@ -66,7 +73,10 @@ describe("OpenAiChat: reading order and finish", () => {
   it.effect("an error member is read first; the rest of its chunk still counts (OpenRouter)", () =>
     Effect.gen(function*() {
       const result = yield* outcome(
-        body(start, { error: { message: "upstream died", code: 502 }, choices: [{ index: 0, delta: { content: "!" }, finish_reason: "error" }] })
+        body(start, {
+          error: { message: "upstream died", code: 502 },
+          choices: [{ index: 0, delta: { content: "!" }, finish_reason: "error" }]
+        })
       )
       expect(result).toMatchObject({ tag: "ProviderStreamError", finishReason: "error" })
       expect((result as any).error.code).toBe("502")
@@ -76,20 +86,28 @@ describe("OpenAiChat: reading order and finish", () => {
   it.effect("a malformed entry after a protocol error in the same chunk: the protocol error wins", () =>
     Effect.gen(function*() {
       const result = yield* outcome(
-        body(start, chunk({ tool_calls: [{ index: 5, function: { arguments: "{" } }, { index: 0, function: { arguments: 1 } }] }), done)
+        body(
+          start,
+          chunk({ tool_calls: [{ index: 5, function: { arguments: "{" } }, { index: 0, function: { arguments: 1 } }] }),
+          done
+        )
       )
       expect(result.tag).toBe("ToolCallProtocolError")
     }))
 
   it.effect("a finish chunk's reason counts even when its tool_calls fail", () =>
     Effect.gen(function*() {
-      const result = yield* outcome(body(start, chunk({ tool_calls: [{ index: 3, function: { arguments: "{}" } }] }, "tool_calls")))
+      const result = yield* outcome(
+        body(start, chunk({ tool_calls: [{ index: 3, function: { arguments: "{}" } }] }, "tool_calls"))
+      )
       expect(result).toMatchObject({ tag: "ToolCallProtocolError", finishReason: "tool_calls" })
     }))
 
   it.effect("[DONE] is not a finish: a stream with only [DONE] is IncompleteStream", () =>
     Effect.gen(function*() {
-      const result = yield* outcome(body(start, chunk({ tool_calls: [{ index: 0, function: { arguments: "{}" } }] }), "[DONE]"))
+      const result = yield* outcome(
+        body(start, chunk({ tool_calls: [{ index: 0, function: { arguments: "{}" } }] }), "[DONE]")
+      )
       expect(result).toMatchObject({ tag: "IncompleteStream", finishReason: null })
     }))
 
@@ -112,7 +130,15 @@ describe("OpenAiChat: reading order and finish", () => {
   it.effect("usage from the trailing choices:[] chunk is reported", () =>
     Effect.gen(function*() {
       const turn = yield* assemble(
-        body(start, done, { choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, prompt_tokens_details: { cached_tokens: 2 } } })
+        body(start, done, {
+          choices: [],
+          usage: {
+            prompt_tokens: 10,
+            completion_tokens: 5,
+            total_tokens: 15,
+            prompt_tokens_details: { cached_tokens: 2 }
+          }
+        })
       )
       expect(turn.usage).toEqual({ inputTokens: 10, outputTokens: 5, totalTokens: 15, cachedInputTokens: 2 })
     }))
@@ -121,11 +147,15 @@ describe("OpenAiChat: reading order and finish", () => {
 describe("OpenAiChat: SSE framing", () => {
   it.effect("data: without a space, CRLF and CR line ends, comments and unknown fields change nothing", () =>
     Effect.gen(function*() {
-      const canonical = yield* assemble(body(start, chunk({ tool_calls: [{ index: 0, function: { arguments: "{\"a\":1}" } }] }), done))
+      const canonical = yield* assemble(
+        body(start, chunk({ tool_calls: [{ index: 0, function: { arguments: "{\"a\":1}" } }] }), done)
+      )
       const variant = [
         ": OPENROUTER PROCESSING\r\n\r\n",
         `data:${JSON.stringify(start)}\r\n\r\n`,
-        `id: 7\nretry: 10\nevent: message\n: keep-alive\ndata: ${JSON.stringify(chunk({ tool_calls: [{ index: 0, function: { arguments: "{\"a\":1}" } }] }))}\r\r`,
+        `id: 7\nretry: 10\nevent: message\n: keep-alive\ndata: ${
+          JSON.stringify(chunk({ tool_calls: [{ index: 0, function: { arguments: "{\"a\":1}" } }] }))
+        }\r\r`,
         `data: ${JSON.stringify(done)}\n\n`,
         "data: [DONE]\n\n"
       ].join("")
@@ -149,7 +179,10 @@ describe("OpenAiChat: SSE framing", () => {
 describe("OpenAiChat.ChatCompletionChunk schema", () => {
   it("decodes every chunk of a real capture", async () => {
     const { readFileSync } = await import("node:fs")
-    const text = readFileSync(new URL("../../../test/fixtures/openai-chat/openai-chat__parallel-interleaved.sse", import.meta.url), "utf8")
+    const text = readFileSync(
+      new URL("../../../test/fixtures/openai-chat/openai-chat__parallel-interleaved.sse", import.meta.url),
+      "utf8"
+    )
     const payloads = text.split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)))
     expect(payloads.length).toBeGreaterThan(5)
     for (const p of payloads) Schema.decodeUnknownSync(OpenAiChat.ChatCompletionChunk)(p)

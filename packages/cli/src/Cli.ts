@@ -41,7 +41,9 @@ export const readCapture = Effect.fnUntraced(function*(file: string) {
     Effect.mapError((e) => new InputError({ reason: `${file}: cannot be read (${e.message})` }))
   )
   if (bytes.length === 0) return yield* new InputError({ reason: `${file}: is empty` })
-  if (bytes.includes(0)) return yield* new InputError({ reason: `${file}: is binary (contains NUL bytes), not a text stream` })
+  if (bytes.includes(0)) {
+    return yield* new InputError({ reason: `${file}: is binary (contains NUL bytes), not a text stream` })
+  }
   try {
     new TextDecoder("utf-8", { fatal: true }).decode(bytes)
   } catch {
@@ -92,7 +94,9 @@ export const inspect = Command.make("inspect", {
     })
     yield* Console.log(json ? JSON.stringify(result) : Inspect.render(result))
     if (result.outcome === "error") process.exitCode = 2
-  })).pipe(Command.withDescription("assemble one captured provider stream and print its text, tool calls or typed error"))
+  })).pipe(
+    Command.withDescription("assemble one captured provider stream and print its text, tool calls or typed error")
+  )
 
 const defaultCorpus = fileURLToPath(new URL("../../../test/fixtures", import.meta.url))
 
@@ -112,10 +116,14 @@ export const corpus = Command.make("corpus", {
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const info = yield* fs.stat(dir).pipe(Effect.mapError(() => new InputError({ reason: `${dir}: no such directory` })))
+    const info = yield* fs.stat(dir).pipe(
+      Effect.mapError(() => new InputError({ reason: `${dir}: no such directory` }))
+    )
     if (info.type !== "Directory") return yield* new InputError({ reason: `${dir}: is not a directory` })
     const rows = yield* Corpus.run(dir)
-    if (rows.length === 0) return yield* new InputError({ reason: `${dir}: holds no captures (provider folders of .sse files)` })
+    if (rows.length === 0) {
+      return yield* new InputError({ reason: `${dir}: holds no captures (provider folders of .sse files)` })
+    }
     yield* Console.log(json ? JSON.stringify(rows) : `toolgate corpus: ${path.resolve(dir)}\n\n${Corpus.render(rows)}`)
     if (rows.some((r) => r.matchesExpected === false)) process.exitCode = 2
   })).pipe(Command.withDescription("inspect every capture of a fixture corpus and print one row each"))

@@ -77,7 +77,9 @@ export const parse = (text: string): Effect.Effect<ReadonlyArray<ToolDefinition>
         }
         const parameters = def.parameters ?? def.input_schema ?? { type: "object", properties: {} }
         if (!isObject(parameters)) {
-          return Effect.fail(new ToolsFileError({ reason: `tool ${def.name}: its parameters must be a JSON Schema object` }))
+          return Effect.fail(
+            new ToolsFileError({ reason: `tool ${def.name}: its parameters must be a JSON Schema object` })
+          )
         }
         out.push({
           name: def.name,
@@ -114,7 +116,9 @@ export const toToolkit = (
           new ToolsFileError({ reason: `tool ${def.name}: its JSON Schema cannot be used: ${(e as Error).message}` })
         )
       }
-      tools.push(Tool.make(def.name, { description: def.description, parameters: parameters as Schema.Codec<unknown, unknown> }))
+      tools.push(
+        Tool.make(def.name, { description: def.description, parameters: parameters as Schema.Codec<unknown, unknown> })
+      )
     }
     return Effect.succeed(Toolkit.make(...tools) as unknown as Toolkit.Toolkit<Record<string, Tool.Any>>)
   })

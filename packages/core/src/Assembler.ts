@@ -34,6 +34,7 @@ import { Cause, Channel, Effect, Pull, Result, Schema, Stream } from "effect"
 import {
   ArgumentsTooLarge,
   type AssemblyError,
+  excerpt,
   IncompleteStream,
   MalformedStreamEvent,
   MalformedToolArguments,
@@ -41,7 +42,6 @@ import {
   TokenLimitExceeded,
   ToolCallProtocolError,
   UnexpectedFinishReason,
-  excerpt,
   withFinishReason
 } from "./AssemblyError.js"
 import type { FinishClass } from "./FinishReason.js"
@@ -263,7 +263,12 @@ export const make = (options?: Options): Machine => {
       if (call === undefined) return open(index, delta, id, name)
       if (id !== undefined && call.id !== undefined && id !== call.id) {
         if (isOneJsonValue(call.args)) return open(index, delta, id, name)
-        return protocol(index, id, call.name, `index ${index} got a second id ${id} while call ${call.id} was incomplete`)
+        return protocol(
+          index,
+          id,
+          call.name,
+          `index ${index} got a second id ${id} while call ${call.id} was incomplete`
+        )
       }
       return apply(call, delta, id, name)
     }
@@ -273,7 +278,12 @@ export const make = (options?: Options): Machine => {
     }
     if (calls.length === 0) return open(maxIndex + 1, delta, id, name)
     if (calls.length === 1) return apply(calls[0]!, delta, id, name)
-    return protocol(undefined, undefined, name, `a delta without index or id is ambiguous with ${calls.length} calls open`)
+    return protocol(
+      undefined,
+      undefined,
+      name,
+      `a delta without index or id is ambiguous with ${calls.length} calls open`
+    )
   }
 
   const push = (event: StreamEvent): void => {
@@ -371,18 +381,19 @@ export const make = (options?: Options): Machine => {
  * @since 0.1.0
  * @category assembling
  */
-export const assemble = (options?: Options) =>
-<E, R>(self: Stream.Stream<StreamEvent, E, R>): Effect.Effect<AssembledTurn, AssemblyError | E, R> =>
-  Effect.suspend(() => {
-    const machine = make(options)
-    return Stream.runForEachArray(self, (events) => {
-      for (let i = 0; i < events.length; i++) {
-        machine.push(events[i]!)
-        if (machine.failure !== undefined) return Effect.fail(machine.failure)
-      }
-      return Effect.void
-    }).pipe(Effect.flatMap(() => Effect.fromResult(machine.end())))
-  })
+export const assemble =
+  (options?: Options) =>
+  <E, R>(self: Stream.Stream<StreamEvent, E, R>): Effect.Effect<AssembledTurn, AssemblyError | E, R> =>
+    Effect.suspend(() => {
+      const machine = make(options)
+      return Stream.runForEachArray(self, (events) => {
+        for (let i = 0; i < events.length; i++) {
+          machine.push(events[i]!)
+          if (machine.failure !== undefined) return Effect.fail(machine.failure)
+        }
+        return Effect.void
+      }).pipe(Effect.flatMap(() => Effect.fromResult(machine.end())))
+    })
 
 /**
  * The streaming form: forwards every text delta downstream the moment its event arrives, and
@@ -392,56 +403,62 @@ export const assemble = (options?: Options) =>
  * @since 0.1.0
  * @category assembling
  */
-export const stream = (options?: Options) =>
-<E, R>(self: Stream.Stream<StreamEvent, E, R>): Stream.Stream<Output, AssemblyError | E, R> =>
-  Stream.fromChannel(
-    Channel.fromTransform((upstream, scope) =>
-      Effect.map(Channel.toTransform(Stream.toChannel(self))(upstream, scope), (pull) => {
-        const machine = make(options)
-        let halted = false
-        let pendingFailure: AssemblyError | undefined
-        const onEvents = (events: ReadonlyArray<StreamEvent>) => {
-          const out: Array<Output> = []
-          for (let i = 0; i < events.length; i++) {
-            const event = events[i]!
-            machine.push(event)
-            if (event.text) out.push({ _tag: "TextDelta", text: event.text })
-            if (machine.failure !== undefined) {
-              pendingFailure = machine.failure
-              break
-            }
-          }
-          return out
-        }
-        const onHalt = (
-          cause: Cause.Cause<E | Cause.Done<unknown>>
-        ): Pull.Pull<readonly [Output, ...Array<Output>], AssemblyError | E> => {
-          if (!Pull.isDoneCause(cause)) return Effect.failCause(cause as Cause.Cause<E>)
-          halted = true
-          const verdict = machine.end()
-          return Result.isSuccess(verdict)
-            ? Effect.succeed([{ _tag: "TurnCompleted", turn: verdict.success } as Output] as const)
-            : Effect.fail(verdict.failure)
-        }
-        return Effect.suspend(
-          function loop(): Pull.Pull<readonly [Output, ...Array<Output>], AssemblyError | E> {
-            if (pendingFailure !== undefined) return Effect.fail(pendingFailure)
-            if (halted) return Cause.done()
-            return Effect.matchCauseEffect(pull, {
-              onFailure: onHalt,
-              onSuccess: (events) => {
-                const out = onEvents(events)
-                return out.length > 0 ? Effect.succeed(out as unknown as readonly [Output, ...Array<Output>]) : loop()
+export const stream =
+  (options?: Options) => <E, R>(self: Stream.Stream<StreamEvent, E, R>): Stream.Stream<Output, AssemblyError | E, R> =>
+    Stream.fromChannel(
+      Channel.fromTransform((upstream, scope) =>
+        Effect.map(Channel.toTransform(Stream.toChannel(self))(upstream, scope), (pull) => {
+          const machine = make(options)
+          let halted = false
+          let pendingFailure: AssemblyError | undefined
+          const onEvents = (events: ReadonlyArray<StreamEvent>) => {
+            const out: Array<Output> = []
+            for (let i = 0; i < events.length; i++) {
+              const event = events[i]!
+              machine.push(event)
+              if (event.text) out.push({ _tag: "TextDelta", text: event.text })
+              if (machine.failure !== undefined) {
+                pendingFailure = machine.failure
+                break
               }
-            })
+            }
+            return out
           }
-        )
-      })
+          const onHalt = (
+            cause: Cause.Cause<E | Cause.Done<unknown>>
+          ): Pull.Pull<readonly [Output, ...Array<Output>], AssemblyError | E> => {
+            if (!Pull.isDoneCause(cause)) return Effect.failCause(cause as Cause.Cause<E>)
+            halted = true
+            const verdict = machine.end()
+            return Result.isSuccess(verdict)
+              ? Effect.succeed([{ _tag: "TurnCompleted", turn: verdict.success } as Output] as const)
+              : Effect.fail(verdict.failure)
+          }
+          return Effect.suspend(
+            function loop(): Pull.Pull<readonly [Output, ...Array<Output>], AssemblyError | E> {
+              if (pendingFailure !== undefined) return Effect.fail(pendingFailure)
+              if (halted) return Cause.done()
+              return Effect.matchCauseEffect(pull, {
+                onFailure: onHalt,
+                onSuccess: (events) => {
+                  const out = onEvents(events)
+                  return out.length > 0 ? Effect.succeed(out as unknown as readonly [Output, ...Array<Output>]) : loop()
+                }
+              })
+            }
+          )
+        })
+      )
     )
-  )
 
 const protocol = (index: number | undefined, id: string | undefined, name: string | undefined, reason: string) =>
-  new ToolCallProtocolError({ finishReason: null, index: index ?? null, id: id ?? null, toolName: name ?? null, reason })
+  new ToolCallProtocolError({
+    finishReason: null,
+    index: index ?? null,
+    id: id ?? null,
+    toolName: name ?? null,
+    reason
+  })
 
 /** UTF-8 length of a string, counting a surrogate pair as 4 bytes and a lone surrogate as 3. */
 const utf8Length = (s: string): number => {
@@ -481,7 +498,9 @@ const parseArguments = (s: string): Record<string, unknown> | string => {
     return excerpt(e instanceof Error ? e.message : String(e))
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    return `the arguments are ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}, not an object`
+    return `the arguments are ${
+      value === null ? "null" : Array.isArray(value) ? "an array" : typeof value
+    }, not an object`
   }
   return value as Record<string, unknown>
 }

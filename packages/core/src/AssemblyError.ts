@@ -139,7 +139,9 @@ export class ProviderStreamError extends Schema.TaggedError<ProviderStreamError>
   providerMessage: Schema.String
 }) {
   override get message(): string {
-    return `the provider reported an error in the stream${this.code === null ? "" : ` (${this.code})`}: ${this.providerMessage}`
+    return `the provider reported an error in the stream${
+      this.code === null ? "" : ` (${this.code})`
+    }: ${this.providerMessage}`
   }
 }
 
@@ -195,7 +197,9 @@ export class StreamTimeout extends Schema.TaggedError<StreamTimeout>()("StreamTi
   budgetMs: Schema.Number
 }) {
   override get message(): string {
-    return `stream timed out: no ${this.phase === "total" ? "finish" : this.phase === "idle" ? "byte" : "first byte"} within ${this.budgetMs} ms`
+    return `stream timed out: no ${
+      this.phase === "total" ? "finish" : this.phase === "idle" ? "byte" : "first byte"
+    } within ${this.budgetMs} ms`
   }
 }
 
@@ -274,7 +278,10 @@ export const AssemblyError = Schema.Union([
  * @since 0.1.0
  * @category combinators
  */
-export const withFinishReason = <F extends StreamFailure | ArgumentsTooLarge>(failure: F, finishReason: string | null): F => {
+export const withFinishReason = <F extends StreamFailure | ArgumentsTooLarge>(
+  failure: F,
+  finishReason: string | null
+): F => {
   if (failure.finishReason === finishReason) return failure
   const Ctor = failure.constructor as new(fields: object) => F
   return new Ctor({ ...failure, finishReason })

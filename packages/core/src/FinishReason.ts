@@ -91,7 +91,13 @@ export const gemini: Policy = makePolicy("gemini", { success: ["STOP"], tokenLim
  * @category classification
  */
 export const classify = (policy: Policy, raw: string | null): FinishClass =>
-  raw === null ? "unexpected" : policy.success.has(raw) ? "success" : policy.tokenLimit.has(raw) ? "token_limit" : "unexpected"
+  raw === null
+    ? "unexpected"
+    : policy.success.has(raw)
+    ? "success"
+    : policy.tokenLimit.has(raw)
+    ? "token_limit"
+    : "unexpected"
 
 /**
  * Classifies an OpenAI Responses terminal status. The token limit is `incomplete` with

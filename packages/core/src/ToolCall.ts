@@ -63,40 +63,46 @@ const formatPath = (path: ReadonlyArray<PropertyKey | { readonly key: PropertyKe
  * @since 0.1.0
  * @category validation
  */
-export const validate = <Tools extends Record<string, Tool.Any>>(toolkit: Toolkit.Toolkit<Tools>) =>
-(turn: AssembledTurn): Effect.Effect<ReadonlyArray<ValidatedToolCallOf<Tools>>, UnknownTool | ToolArgumentsInvalid> =>
-  Effect.gen(function*() {
-    const tools = toolkit.tools as Record<string, Tool.Any>
-    const out: Array<ValidatedToolCall> = []
-    for (const call of turn.toolCalls) {
-      const tool = Object.hasOwn(tools, call.name) ? tools[call.name] : undefined
-      if (tool === undefined) {
-        return yield* new UnknownTool({ index: call.index, id: call.id, toolName: call.name, available: Object.keys(tools) })
-      }
-      const decoded = Schema.decodeUnknownExit(tool.parametersSchema as Schema.Codec<unknown, unknown>, {
-        errors: "all"
-      })(call.arguments)
-      if (decoded._tag === "Failure") {
-        const error = decoded.cause.reasons.find((r) => r._tag === "Fail")?.error
-        const issue = Schema.isSchemaError(error) ? error.issue : undefined
-        const first = issue === undefined ? undefined : formatter(issue).issues[0]
-        return yield* new ToolArgumentsInvalid({
+export const validate =
+  <Tools extends Record<string, Tool.Any>>(toolkit: Toolkit.Toolkit<Tools>) =>
+  (turn: AssembledTurn): Effect.Effect<ReadonlyArray<ValidatedToolCallOf<Tools>>, UnknownTool | ToolArgumentsInvalid> =>
+    Effect.gen(function*() {
+      const tools = toolkit.tools as Record<string, Tool.Any>
+      const out: Array<ValidatedToolCall> = []
+      for (const call of turn.toolCalls) {
+        const tool = Object.hasOwn(tools, call.name) ? tools[call.name] : undefined
+        if (tool === undefined) {
+          return yield* new UnknownTool({
+            index: call.index,
+            id: call.id,
+            toolName: call.name,
+            available: Object.keys(tools)
+          })
+        }
+        const decoded = Schema.decodeUnknownExit(tool.parametersSchema as Schema.Codec<unknown, unknown>, {
+          errors: "all"
+        })(call.arguments)
+        if (decoded._tag === "Failure") {
+          const error = decoded.cause.reasons.find((r) => r._tag === "Fail")?.error
+          const issue = Schema.isSchemaError(error) ? error.issue : undefined
+          const first = issue === undefined ? undefined : formatter(issue).issues[0]
+          return yield* new ToolArgumentsInvalid({
+            index: call.index,
+            id: call.id,
+            toolName: call.name,
+            path: first?.path ? formatPath(first.path) : "",
+            issues: excerpt(issue === undefined ? "the parameters schema failed" : String(error?.message))
+          })
+        }
+        out.push({
           index: call.index,
           id: call.id,
-          toolName: call.name,
-          path: first?.path ? formatPath(first.path) : "",
-          issues: excerpt(issue === undefined ? "the parameters schema failed" : String(error?.message))
+          name: call.name,
+          tool,
+          params: decoded.value as never,
+          arguments: call.arguments,
+          argumentsText: call.argumentsText
         })
       }
-      out.push({
-        index: call.index,
-        id: call.id,
-        name: call.name,
-        tool,
-        params: decoded.value as never,
-        arguments: call.arguments,
-        argumentsText: call.argumentsText
-      })
-    }
-    return out as unknown as ReadonlyArray<ValidatedToolCallOf<Tools>>
-  })
+      return out as unknown as ReadonlyArray<ValidatedToolCallOf<Tools>>
+    })

@@ -34,7 +34,9 @@ const split = (s: string, rnd: () => number): Array<string> => {
 }
 
 const Args = Schema.Record(Schema.String, Schema.Union([Schema.String, Schema.Finite, Schema.Boolean, Schema.Null]))
-const Calls = Schema.Array(Schema.Struct({ name: Schema.Literals(["create_task", "assign_owner", "lookup"]), args: Args }))
+const Calls = Schema.Array(
+  Schema.Struct({ name: Schema.Literals(["create_task", "assign_owner", "lookup"]), args: Args })
+)
   .check(Schema.isMinLength(1), Schema.isMaxLength(5))
 
 /** The events of a turn whose calls stream their argument deltas interleaved at random. */
@@ -265,7 +267,10 @@ describe("Assembler verdict and precedence (fixtures/README.md §2)", () => {
   it.effect("a malformed call's error carries index, id, tool name and a bounded excerpt", () =>
     Effect.gen(function*() {
       const long = `{"note":"${"x".repeat(5000)}"`
-      const result = yield* run([{ toolCalls: [{ index: 2, id: "call_9", name: "f", argumentsDelta: long }] }, finish("stop")])
+      const result = yield* run([
+        { toolCalls: [{ index: 2, id: "call_9", name: "f", argumentsDelta: long }] },
+        finish("stop")
+      ])
       assert.isTrue(Result.isFailure(result))
       const error = (result as Result.Failure<never, any>).failure
       expect(error._tag).toBe("MalformedToolArguments")
@@ -315,7 +320,9 @@ describe("Assembler limits and streaming", () => {
         finish("stop")
       ).pipe(Assembler.assemble({ maxArgumentsBytes: 820 }))
       expect(ok.toolCalls[0]!.arguments).toEqual({ v: value })
-      const tooLarge = yield* run([{ toolCalls: [{ index: 0, name: "f", argumentsDelta: JSON.stringify({ v: value }) }] }], {
+      const tooLarge = yield* run([{
+        toolCalls: [{ index: 0, name: "f", argumentsDelta: JSON.stringify({ v: value }) }]
+      }], {
         maxArgumentsBytes: 800
       })
       expect(failTag(tooLarge)).toBe("ArgumentsTooLarge")
@@ -332,10 +339,11 @@ describe("Assembler limits and streaming", () => {
 
   it.effect("the streaming form ends with the turn, or fails after emitting the failing event's text", () =>
     Effect.gen(function*() {
-      const outputs = yield* Stream.make<Array<StreamEvent.StreamEvent>>({ text: "a" }, { text: "b" }, finish("stop")).pipe(
-        Assembler.stream(),
-        Stream.runCollect
-      )
+      const outputs = yield* Stream.make<Array<StreamEvent.StreamEvent>>({ text: "a" }, { text: "b" }, finish("stop"))
+        .pipe(
+          Assembler.stream(),
+          Stream.runCollect
+        )
       expect(outputs.map((o) => o._tag)).toEqual(["TextDelta", "TextDelta", "TurnCompleted"])
       const seen: Array<string> = []
       const fiber = yield* Stream.make<Array<StreamEvent.StreamEvent>>(
