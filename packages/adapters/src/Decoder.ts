@@ -13,6 +13,15 @@
  * never rely on and the fixture rules say to ignore. Bytes become text through one streaming
  * `TextDecoder`, so a UTF-8 character split across reads comes out whole.
  *
+ * A decoder that implements `onUnframedLine` (Gemini, and `auto` before it knows the format)
+ * also receives the body lines a spec-compliant parser drops: lines that are neither blank, nor a
+ * comment, nor a `data`, `event`, `id` or `retry` field. For such a decoder `decodeSse` splits
+ * lines itself (CRLF, LF or CR, including a CR that ends one read and an LF that starts the next),
+ * hands unframed lines to the decoder and the rest, in order, to the same SSE parser; the last
+ * line of the body counts even without a line end. This is the one departure from plain SSE
+ * (`fixtures/README.md` §1, "Gemini exception"), so it runs only for decoders that ask for it:
+ * the others keep the plain parser path.
+ *
  * @since 0.1.0
  */
 import { AssemblyError, type StreamEvent } from "@toolgate/core"
@@ -42,6 +51,12 @@ export interface Decoder {
   readonly onEvent: (event: SseEvent) => StreamEvent.StreamEvent | undefined
   /** Called once when the body ends, for a last event (for example a call still open). */
   readonly onEnd?: (() => StreamEvent.StreamEvent | undefined) | undefined
+  /**
+   * Receives every non-blank body line that is not an SSE comment or a `data`, `event`, `id` or
+   * `retry` field, in body order relative to the dispatched events, without its line end. Only
+   * decoders that read unframed text (Gemini's raw `{"error": …}` tail) implement it.
+   */
+  readonly onUnframedLine?: ((line: string) => StreamEvent.StreamEvent | undefined) | undefined
 }
 
 /**
@@ -67,57 +82,169 @@ const defaultMaxEventSize = 16 * 1024 * 1024
  * @since 0.1.0
  * @category decoding
  */
-export const decodeSse = (makeDecoder: () => Decoder, options?: DecodeOptions) =>
-<E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
-  Stream.fromChannel(
-    Channel.fromTransform((upstream, scope) =>
-      Effect.map(Channel.toTransform(Stream.toChannel(bytes))(upstream, scope), (pull) => {
-        const decoder = makeDecoder()
-        const text = new TextDecoder("utf-8")
-        let out: Array<StreamEvent.StreamEvent> = []
-        let halted = false
-        const parser = Sse.makeParser((event) => {
-          if (event._tag !== "Event") return
-          const decoded = decoder.onEvent(event)
-          if (decoded !== undefined) out.push(decoded)
-        }, { maxEventSize: options?.maxEventSize ?? defaultMaxEventSize })
-        const feed = (chunk: string) => {
-          const error = parser.feed(chunk)
-          if (error !== undefined) {
-            out.push({
-              failure: new AssemblyError.MalformedStreamEvent({
-                finishReason: null,
-                reason: error.message,
-                excerpt: ""
+export const decodeSse =
+  (makeDecoder: () => Decoder, options?: DecodeOptions) =>
+  <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
+    Stream.fromChannel(
+      Channel.fromTransform((upstream, scope) =>
+        Effect.map(Channel.toTransform(Stream.toChannel(bytes))(upstream, scope), (pull) => {
+          const decoder = makeDecoder()
+          const maxEventSize = options?.maxEventSize ?? defaultMaxEventSize
+          const text = new TextDecoder("utf-8")
+          let out: Array<StreamEvent.StreamEvent> = []
+          let halted = false
+          const parser = Sse.makeParser((event) => {
+            if (event._tag !== "Event") return
+            const decoded = decoder.onEvent(event)
+            if (decoded !== undefined) out.push(decoded)
+          }, { maxEventSize })
+          const emit = (event: StreamEvent.StreamEvent) => {
+            out.push(event)
+          }
+          const tooLarge = (reason: string) => {
+            emit({
+              failure: new AssemblyError.MalformedStreamEvent({ finishReason: null, reason, excerpt: "" })
+            })
+          }
+          const feedParser = (chunk: string) => {
+            const error = parser.feed(chunk)
+            if (error !== undefined) tooLarge(error.message)
+          }
+          const lines = decoder.onUnframedLine === undefined
+            ? undefined
+            : makeLineSplitter(decoder.onUnframedLine, feedParser, emit, maxEventSize, tooLarge)
+          const feed = lines === undefined ? feedParser : lines.feed
+          const flush = (): Pull.Pull<
+            readonly [StreamEvent.StreamEvent, ...Array<StreamEvent.StreamEvent>],
+            never,
+            void
+          > => {
+            const batch = out
+            out = []
+            return Effect.succeed(
+              batch as unknown as readonly [StreamEvent.StreamEvent, ...Array<StreamEvent.StreamEvent>]
+            )
+          }
+          return Effect.suspend(
+            function loop(): Pull.Pull<readonly [StreamEvent.StreamEvent, ...Array<StreamEvent.StreamEvent>], E, void> {
+              if (out.length > 0) return flush()
+              if (halted) return Cause.done()
+              return Effect.matchCauseEffect(pull, {
+                onFailure: (cause) => {
+                  if (!Pull.isDoneCause(cause)) return Effect.failCause(cause as Cause.Cause<E>)
+                  halted = true
+                  feed(text.decode())
+                  lines?.end()
+                  const last = decoder.onEnd?.()
+                  if (last !== undefined) out.push(last)
+                  return loop()
+                },
+                onSuccess: (chunks) => {
+                  for (let i = 0; i < chunks.length; i++) feed(text.decode(chunks[i], { stream: true }))
+                  return loop()
+                }
               })
-            })
-          }
-        }
-        const flush = (): Pull.Pull<readonly [StreamEvent.StreamEvent, ...Array<StreamEvent.StreamEvent>], never, void> => {
-          const batch = out
-          out = []
-          return Effect.succeed(batch as unknown as readonly [StreamEvent.StreamEvent, ...Array<StreamEvent.StreamEvent>])
-        }
-        return Effect.suspend(
-          function loop(): Pull.Pull<readonly [StreamEvent.StreamEvent, ...Array<StreamEvent.StreamEvent>], E, void> {
-            if (out.length > 0) return flush()
-            if (halted) return Cause.done()
-            return Effect.matchCauseEffect(pull, {
-              onFailure: (cause) => {
-                if (!Pull.isDoneCause(cause)) return Effect.failCause(cause as Cause.Cause<E>)
-                halted = true
-                feed(text.decode())
-                const last = decoder.onEnd?.()
-                if (last !== undefined) out.push(last)
-                return loop()
-              },
-              onSuccess: (chunks) => {
-                for (let i = 0; i < chunks.length; i++) feed(text.decode(chunks[i], { stream: true }))
-                return loop()
-              }
-            })
-          }
-        )
-      })
+            }
+          )
+        })
+      )
     )
-  )
+
+const LF = 10
+const CR = 13
+const COLON = 58
+
+/** Whether a non-blank line is one an SSE parser ignores as an unknown field. */
+const isUnframed = (line: string): boolean => {
+  if (line.charCodeAt(0) === COLON) return false
+  const colon = line.indexOf(":")
+  const field = colon < 0 ? line : line.slice(0, colon)
+  return field !== "data" && field !== "event" && field !== "id" && field !== "retry"
+}
+
+/**
+ * The line-splitting path of {@link decodeSse}: splits decoded text into lines, hands unframed
+ * lines to the decoder and feeds every other line (with an LF end) to the SSE parser in order.
+ * Consecutive framed lines go to the parser in one `feed`, so the parser still works on batches.
+ */
+const makeLineSplitter = (
+  onUnframedLine: (line: string) => StreamEvent.StreamEvent | undefined,
+  feedParser: (chunk: string) => void,
+  emit: (event: StreamEvent.StreamEvent) => void,
+  maxLineSize: number,
+  tooLarge: (reason: string) => void
+) => {
+  /** The start of a line whose end has not arrived yet. */
+  let partial = ""
+  /** The previous read ended with a CR: an LF at the start of this one belongs to it. */
+  let skipLf = false
+  let framed = ""
+
+  const flushFramed = () => {
+    if (framed.length > 0) {
+      const batch = framed
+      framed = ""
+      feedParser(batch)
+    }
+  }
+
+  const onLine = (line: string) => {
+    if (line.length > 0 && isUnframed(line)) {
+      flushFramed()
+      const event = onUnframedLine(line)
+      if (event !== undefined) emit(event)
+    } else {
+      framed += line + "\n"
+    }
+  }
+
+  const feed = (chunk: string) => {
+    const length = chunk.length
+    if (length === 0) return
+    let position = 0
+    if (skipLf) {
+      skipLf = false
+      if (chunk.charCodeAt(0) === LF) position = 1
+    }
+    while (position < length) {
+      let end = position
+      while (end < length) {
+        const code = chunk.charCodeAt(end)
+        if (code === CR || code === LF) break
+        end++
+      }
+      if (end === length) {
+        partial += chunk.slice(position)
+        if (partial.length > maxLineSize) {
+          partial = ""
+          tooLarge(`a line exceeded the maximum size of ${maxLineSize}`)
+        }
+        break
+      }
+      let line = chunk.slice(position, end)
+      if (partial.length > 0) {
+        line = partial + line
+        partial = ""
+      }
+      onLine(line)
+      if (chunk.charCodeAt(end) === CR) {
+        if (end + 1 === length) skipLf = true
+        else if (chunk.charCodeAt(end + 1) === LF) end++
+      }
+      position = end + 1
+    }
+    flushFramed()
+  }
+
+  /** The body ended: its last line counts even without a line end (an unframed tail's `}`). */
+  const end = () => {
+    const line = partial
+    partial = ""
+    if (line.length > 0 && isUnframed(line)) {
+      const event = onUnframedLine(line)
+      if (event !== undefined) emit(event)
+    }
+  }
+
+  return { feed, end }
+}

@@ -1,12 +1,19 @@
 /**
- * The provider wire formats toolgate reads, by name, each with its decoder.
+ * The provider wire formats toolgate reads, by name, each with its decoder, and `auto`: a decoder
+ * that recognises the format from the first event and hands every event to that format's
+ * decoder.
  *
  * @since 0.1.0
  */
 import type { StreamEvent } from "@toolgate/core"
-import type { Stream } from "effect"
-import type * as Decoder from "./Decoder.js"
+import { Predicate, type Stream } from "effect"
+import * as Anthropic from "./Anthropic.js"
+import * as Decoder from "./Decoder.js"
+import * as Gemini from "./Gemini.js"
+import { malformed } from "./internal/payload.js"
+import * as Unframed from "./internal/unframed.js"
 import * as OpenAiChat from "./OpenAiChat.js"
+import * as OpenAiResponses from "./OpenAiResponses.js"
 
 /**
  * A provider wire format.
@@ -14,15 +21,16 @@ import * as OpenAiChat from "./OpenAiChat.js"
  * @since 0.1.0
  * @category models
  */
-export type Name = "openai-chat"
+export type Name = "openai-chat" | "openai-responses" | "anthropic" | "gemini"
 
 /**
- * Every supported format, in the order `toolgate inspect --help` lists them.
+ * Every supported format, in the order `toolgate inspect --help` lists them (`auto` is not a
+ * format: it picks one of these).
  *
  * @since 0.1.0
  * @category constants
  */
-export const names: ReadonlyArray<Name> = ["openai-chat"]
+export const names: ReadonlyArray<Name> = ["openai-chat", "openai-responses", "anthropic", "gemini"]
 
 /**
  * Options shared by every provider decoder.
@@ -33,21 +41,135 @@ export const names: ReadonlyArray<Name> = ["openai-chat"]
 export interface Options extends Decoder.DecodeOptions {
   /** OpenAI Chat only: the choice to read when `n > 1`. Default 0. */
   readonly choice?: number | undefined
-  /** `auto` only: called once with the format recognised from the first events. */
+  /** `auto` only: called once, synchronously, when the format has been recognised. */
   readonly onDetected?: ((name: Name) => void) | undefined
 }
 
+/** The event types of the Anthropic Messages stream (https://docs.anthropic.com/en/docs/build-with-claude/streaming). */
+const anthropicTypes: ReadonlySet<string> = new Set([
+  "message_start",
+  "message_delta",
+  "message_stop",
+  "content_block_start",
+  "content_block_delta",
+  "content_block_stop",
+  "ping"
+])
+
 /**
- * Decodes a response body of the named format into core events.
+ * Recognises the wire format from one dispatched event, `undefined` when it matches none:
+ *
+ * - `data: [DONE]`, a payload with a `choices` array or `object: "chat.completion.chunk"`:
+ *   `openai-chat`;
+ * - a `type` that starts with `response.`: `openai-responses`;
+ * - a `type` of the Messages stream (`message_start`, `content_block_*`, `message_delta`,
+ *   `message_stop`, `ping`): `anthropic`;
+ * - `type: "error"`: `openai-responses` when it carries a `sequence_number` (every Responses
+ *   event does), else `anthropic`;
+ * - `candidates`, `promptFeedback` or `usageMetadata`: `gemini`;
+ * - an error-only payload `{"error": {…}}`: `gemini` when the error has a string `status`
+ *   (`UNAVAILABLE`, Google's canonical codes), else `openai-chat`. Both read it as a
+ *   `ProviderStreamError`, so the choice only names the provider.
+ *
+ * @since 0.1.0
+ * @category detection
+ */
+export const detect = (event: Decoder.SseEvent): Name | undefined => {
+  if (event.data === "[DONE]") return "openai-chat"
+  let payload: unknown
+  try {
+    payload = JSON.parse(event.data)
+  } catch {
+    return undefined
+  }
+  if (!Predicate.isObject(payload)) return undefined
+  if (Array.isArray(payload.choices) || payload.object === "chat.completion.chunk") return "openai-chat"
+  const type = payload.type
+  if (typeof type === "string") {
+    if (type.startsWith("response.")) return "openai-responses"
+    if (anthropicTypes.has(type)) return "anthropic"
+    if (type === "error") return payload.sequence_number !== undefined ? "openai-responses" : "anthropic"
+  }
+  if (payload.candidates !== undefined || payload.promptFeedback !== undefined || payload.usageMetadata !== undefined) {
+    return "gemini"
+  }
+  if (Predicate.isObject(payload.error)) return typeof payload.error.status === "string" ? "gemini" : "openai-chat"
+  return undefined
+}
+
+/**
+ * A fresh decoder for one stream of the named format.
  *
  * @since 0.1.0
  * @category decoding
  */
-export const decode = (name: Name | "auto", options?: Options) =>
-<E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E, R> => {
+export const decoder = (name: Name, options?: Options): Decoder.Decoder => {
   switch (name) {
-    case "auto":
     case "openai-chat":
-      return OpenAiChat.decode(options)(bytes)
+      return OpenAiChat.decoder(options)
+    case "openai-responses":
+      return OpenAiResponses.decoder()
+    case "anthropic":
+      return Anthropic.decoder()
+    case "gemini":
+      return Gemini.decoder()
   }
 }
+
+/**
+ * A fresh `auto` decoder: the first event picks the format with {@link detect}
+ * (`options.onDetected` hears which), and that format's decoder reads every event, the first
+ * included. A first event that matches no format is a `MalformedStreamEvent`, which ends
+ * assembly.
+ *
+ * Until the format is known, unframed lines are collected the way Gemini's raw error tail is
+ * (`fixtures/README.md` §1): a body that is nothing but a raw `{"error": …}` object, as an HTTP
+ * error body often is, reads as a `ProviderStreamError` whatever the provider. Afterwards they go
+ * to the chosen decoder, which ignores them unless it is Gemini's. (So `auto` always reads
+ * through `decodeSse`'s line-splitting path; naming the provider keeps OpenAI and Anthropic on
+ * the plain parser path.)
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const autoDecoder = (options?: Options): Decoder.Decoder => {
+  let delegate: Decoder.Decoder | undefined
+  let undetectable = false
+  const tail = Unframed.make()
+  return {
+    onEvent(event) {
+      if (delegate === undefined) {
+        if (undetectable) return undefined
+        const name = detect(event)
+        if (name === undefined) {
+          undetectable = true
+          return { failure: malformed("the first event matches no known provider format", event.data) }
+        }
+        delegate = decoder(name, options)
+        options?.onDetected?.(name)
+      }
+      return delegate.onEvent(event)
+    },
+    onUnframedLine(line) {
+      if (delegate !== undefined) return delegate.onUnframedLine?.(line)
+      if (undetectable) return undefined
+      const failure = tail.push(line)
+      return failure === undefined ? undefined : { failure }
+    },
+    onEnd() {
+      return delegate?.onEnd?.()
+    }
+  }
+}
+
+/**
+ * Decodes a response body of the named format, or of the format `auto` recognises, into core
+ * events.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decode =
+  (name: Name | "auto", options?: Options) =>
+  <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
+    Decoder.decodeSse(() => name === "auto" ? autoDecoder(options) : decoder(name, options), options)(bytes)

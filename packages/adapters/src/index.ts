@@ -12,3 +12,15 @@ export * as OpenAiChat from "./OpenAiChat.js"
 
 /** @since 0.1.0 */
 export * as Provider from "./Provider.js"
+
+/** @since 0.1.0 */
+export * as OpenAiResponses from "./OpenAiResponses.js"
+
+/** @since 0.1.0 */
+export * as Anthropic from "./Anthropic.js"
+
+/** @since 0.1.0 */
+export * as Gemini from "./Gemini.js"
+
+/** @since 0.1.0 */
+export * as EffectAi from "./EffectAi.js"

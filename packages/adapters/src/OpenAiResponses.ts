@@ -1,0 +1,340 @@
+/**
+ * OpenAI Responses API (`stream: true`): `response.*` events to core events.
+ *
+ * Wire format: https://platform.openai.com/docs/api-reference/responses-streaming and
+ * https://platform.openai.com/docs/guides/function-calling#streaming. The exact rules are
+ * `fixtures/README.md` §4:
+ *
+ * - The event type is the payload's `type`; the `event:` line is optional (data-only frames are
+ *   valid). A payload that is not a JSON object with a string `type` is a `MalformedStreamEvent`.
+ * - Items are keyed by `output_index`. `response.output_item.added` opens the item at its index;
+ *   a second item at an index in use is a `ToolCallProtocolError`. A `function_call` item needs
+ *   a non-empty `name` and, if present, string `arguments`.
+ * - `response.function_call_arguments.delta` / `.done` and a `function_call`
+ *   `response.output_item.done` must name an `output_index` holding a `function_call` item whose
+ *   id (`fc_…`) equals the event's `item_id` (`item.id` for `output_item.done`), else
+ *   `ToolCallProtocolError`; `output_item.done` must not change the item's `call_id` or `name`.
+ * - A call's arguments are the item's initial `arguments` followed by every delta; the full
+ *   string of `.done` / `output_item.done` must equal them, or is taken when nothing was
+ *   accumulated (checked by the assembler through `ToolCallDelta.arguments`).
+ * - The reported id is the item's `call_id` (`call_…`); calls are ordered by `output_index`.
+ * - The finish signal is the terminal event (`response.completed`, `response.incomplete`,
+ *   `response.failed`); its `response.status` is the finish reason, classified by
+ *   `FinishReason.classifyResponses`. `response.failed` is also a `ProviderStreamError`, and so is
+ *   an `error` event (whose error object is nested under `error` on the wire; the top-level
+ *   `code`/`message` of the API reference are read too).
+ * - Any event at all after the terminal event is a `ToolCallProtocolError` (a second response
+ *   lifecycle spliced into one body); that event's text still counts (§2).
+ * - Other event types (lifecycle, content parts, reasoning, annotations, …) change nothing.
+ *
+ * Like `OpenAiChat`, events are checked with plain `typeof` tests on the hot path; the
+ * {@link ResponsesEvent} Schema documents the accepted shapes.
+ *
+ * @since 0.1.0
+ */
+import { FinishReason, type StreamEvent } from "@toolgate/core"
+import { Predicate, Schema, type Stream } from "effect"
+import * as Decoder from "./Decoder.js"
+import {
+  EventParts,
+  isFailure,
+  isIndex,
+  type Json,
+  malformed,
+  optionalString,
+  otherThan,
+  parseObject,
+  protocol,
+  providerError,
+  usage
+} from "./internal/payload.js"
+
+const FunctionCallItem = Schema.Struct({
+  type: Schema.Literal("function_call"),
+  id: Schema.String,
+  call_id: Schema.optional(Schema.String),
+  name: Schema.String.check(Schema.isNonEmpty()),
+  arguments: Schema.optional(Schema.String),
+  status: Schema.optional(Schema.String)
+})
+
+const TerminalResponse = Schema.Struct({
+  status: Schema.String,
+  incomplete_details: Schema.optional(Schema.NullOr(Schema.Struct({ reason: Schema.optional(Schema.String) }))),
+  error: Schema.optional(Schema.NullOr(Schema.Unknown)),
+  usage: Schema.optional(Schema.NullOr(Schema.Struct({
+    input_tokens: Schema.optional(Schema.Number),
+    output_tokens: Schema.optional(Schema.Number),
+    total_tokens: Schema.optional(Schema.Number)
+  })))
+})
+
+/** The event types this adapter reads; every other type changes nothing. */
+const readTypes = [
+  "response.output_item.added",
+  "response.output_item.done",
+  "response.function_call_arguments.delta",
+  "response.function_call_arguments.done",
+  "response.output_text.delta",
+  "response.completed",
+  "response.incomplete",
+  "response.failed",
+  "error"
+]
+
+/**
+ * Schema of the Responses stream events this adapter reads (fields it does not read are allowed
+ * and ignored; every other event type is accepted and changes nothing).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ResponsesEvent = Schema.Union([
+  Schema.Struct({
+    type: Schema.Literals(["response.output_item.added", "response.output_item.done"]),
+    output_index: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+    item: Schema.Union([
+      FunctionCallItem,
+      Schema.Struct({ type: otherThan(["function_call"]), id: Schema.optional(Schema.String) })
+    ])
+  }),
+  Schema.Struct({
+    type: Schema.Literal("response.function_call_arguments.delta"),
+    output_index: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+    item_id: Schema.String,
+    delta: Schema.String
+  }),
+  Schema.Struct({
+    type: Schema.Literal("response.function_call_arguments.done"),
+    output_index: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+    item_id: Schema.String,
+    arguments: Schema.String
+  }),
+  Schema.Struct({ type: Schema.Literal("response.output_text.delta"), delta: Schema.String }),
+  Schema.Struct({
+    type: Schema.Literals(["response.completed", "response.incomplete", "response.failed"]),
+    response: TerminalResponse
+  }),
+  Schema.Struct({ type: Schema.Literal("error"), error: Schema.optional(Schema.Unknown) }),
+  Schema.Struct({ type: otherThan(readTypes) })
+])
+
+interface Item {
+  readonly type: string
+  readonly id: string | undefined
+  readonly callId: string | undefined
+  readonly name: string | undefined
+}
+
+const isTerminal = (type: string): boolean =>
+  type === "response.completed" || type === "response.incomplete" || type === "response.failed"
+
+/**
+ * A fresh decoder for one Responses stream.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decoder = (): Decoder.Decoder => {
+  const items = new Map<number, Item>()
+  let terminated = false
+
+  const functionCallAt = (
+    event: Json,
+    itemId: unknown,
+    data: string,
+    parts: EventParts
+  ): { readonly index: number; readonly item: Item } | undefined => {
+    const index = event.output_index
+    if (!isIndex(index)) {
+      parts.fail(malformed(`\`${String(event.type)}\` needs an integer \`output_index\` >= 0`, data))
+      return undefined
+    }
+    const item = items.get(index)
+    if (item === undefined || item.type !== "function_call") {
+      parts.fail(protocol(`\`${String(event.type)}\` names output_index ${index}, which holds no function_call item`, {
+        index
+      }))
+      return undefined
+    }
+    if (itemId !== item.id) {
+      parts.fail(
+        protocol(`\`${String(event.type)}\` names item ${String(itemId)} but output_index ${index} holds ${item.id}`, {
+          index,
+          id: item.callId,
+          name: item.name
+        })
+      )
+      return undefined
+    }
+    return { index, item }
+  }
+
+  const onItemAdded = (event: Json, data: string, parts: EventParts) => {
+    const index = event.output_index
+    const item = event.item
+    if (!isIndex(index) || !Predicate.isObject(item)) {
+      return parts.fail(
+        malformed("`response.output_item.added` needs an `item` object and an integer `output_index`", data)
+      )
+    }
+    if (typeof item.type !== "string") return parts.fail(malformed("an output item's `type` is not a string", data))
+    const existing = items.get(index)
+    if (existing !== undefined) {
+      return parts.fail(protocol(`a second output item was added at output_index ${index}`, {
+        index,
+        id: existing.callId,
+        name: existing.name
+      }))
+    }
+    if (item.type !== "function_call") {
+      items.set(index, {
+        type: item.type,
+        id: optionalString(item.id) ?? undefined,
+        callId: undefined,
+        name: undefined
+      })
+      return
+    }
+    const name = item.name
+    const args = item.arguments
+    const callId = optionalString(item.call_id)
+    const id = optionalString(item.id)
+    if (typeof name !== "string" || name === "") {
+      return parts.fail(malformed("a function_call item needs a non-empty `name`", data))
+    }
+    if (args !== undefined && typeof args !== "string") {
+      return parts.fail(malformed("a function_call item's `arguments` is not a string", data))
+    }
+    if (callId === null || id === null) {
+      return parts.fail(malformed("a function_call item's `id` or `call_id` is not a string", data))
+    }
+    items.set(index, { type: "function_call", id, callId, name })
+    parts.addToolCall({ index, id: callId, name, argumentsDelta: args })
+  }
+
+  const onItemDone = (event: Json, data: string, parts: EventParts) => {
+    const item = event.item
+    if (!isIndex(event.output_index) || !Predicate.isObject(item)) {
+      return parts.fail(
+        malformed("`response.output_item.done` needs an `item` object and an integer `output_index`", data)
+      )
+    }
+    if (item.type !== "function_call") return
+    const found = functionCallAt(event, item.id, data, parts)
+    if (found === undefined) return
+    const { index, item: open } = found
+    const callId = optionalString(item.call_id)
+    const args = item.arguments
+    if (callId === null || (item.name !== undefined && typeof item.name !== "string")) {
+      return parts.fail(malformed("a function_call item's `call_id` or `name` is not a string", data))
+    }
+    if (args !== undefined && typeof args !== "string") {
+      return parts.fail(malformed("a function_call item's `arguments` is not a string", data))
+    }
+    // A field the done item leaves out is not restated, not changed.
+    const changedId = item.call_id !== undefined && callId !== open.callId
+    const changedName = item.name !== undefined && item.name !== open.name
+    if (changedId || changedName) {
+      return parts.fail(protocol("`response.output_item.done` changed the call's `call_id` or `name`", {
+        index,
+        id: open.callId,
+        name: open.name
+      }))
+    }
+    if (args !== undefined) parts.addToolCall({ index, arguments: args })
+  }
+
+  const onArguments = (event: Json, data: string, parts: EventParts, done: boolean) => {
+    const text = done ? event.arguments : event.delta
+    if (typeof text !== "string") {
+      return parts.fail(malformed(`\`${String(event.type)}\` needs a string \`${done ? "arguments" : "delta"}\``, data))
+    }
+    const found = functionCallAt(event, event.item_id, data, parts)
+    if (found === undefined) return
+    parts.addToolCall(done ? { index: found.index, arguments: text } : { index: found.index, argumentsDelta: text })
+  }
+
+  const onTerminal = (event: Json, data: string, parts: EventParts) => {
+    const response = event.response
+    if (!Predicate.isObject(response) || typeof response.status !== "string") {
+      return parts.fail(malformed(`\`${String(event.type)}\` needs a \`response\` with a string \`status\``, data))
+    }
+    terminated = true
+    const status = response.status
+    if (event.type === "response.failed") {
+      parts.fail(providerError(response.error ?? "response.failed", ["code", "type"]))
+    }
+    const details = response.incomplete_details
+    const reason = Predicate.isObject(details) && typeof details.reason === "string" ? details.reason : undefined
+    parts.finish = { reason: status, class: FinishReason.classifyResponses(status, reason), terminal: true }
+    const reported = response.usage
+    if (Predicate.isObject(reported)) {
+      const cached = Predicate.isObject(reported.input_tokens_details)
+        ? reported.input_tokens_details.cached_tokens
+        : undefined
+      parts.usage = usage({
+        inputTokens: reported.input_tokens,
+        outputTokens: reported.output_tokens,
+        totalTokens: reported.total_tokens,
+        cachedInputTokens: cached
+      })
+    }
+  }
+
+  return {
+    onEvent({ data }) {
+      const parts = new EventParts()
+      const event = parseObject(data)
+      if (terminated) {
+        // §4: any event after the terminal one is a protocol error, whatever it contains; its
+        // text is still read (§2).
+        if (!isFailure(event) && event.type === "response.output_text.delta" && typeof event.delta === "string") {
+          parts.addText(event.delta)
+        }
+        parts.fail(protocol("an event arrived after the terminal response event"))
+        return parts.toEvent()
+      }
+      if (isFailure(event)) return { failure: event }
+      const type = event.type
+      if (typeof type !== "string") return { failure: malformed("the event has no string `type`", data) }
+      switch (type) {
+        case "response.output_text.delta": {
+          if (typeof event.delta !== "string") {
+            parts.fail(malformed("`response.output_text.delta` needs a string `delta`", data))
+          } else parts.addText(event.delta)
+          break
+        }
+        case "response.output_item.added":
+          onItemAdded(event, data, parts)
+          break
+        case "response.function_call_arguments.delta":
+          onArguments(event, data, parts, false)
+          break
+        case "response.function_call_arguments.done":
+          onArguments(event, data, parts, true)
+          break
+        case "response.output_item.done":
+          onItemDone(event, data, parts)
+          break
+        case "error":
+          parts.fail(providerError(event.error ?? event, ["code", "type"]))
+          break
+        default:
+          if (isTerminal(type)) onTerminal(event, data, parts)
+      }
+      return parts.toEvent()
+    }
+  }
+}
+
+/**
+ * Decodes a Responses API response body into core events.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decode =
+  (options?: Decoder.DecodeOptions) =>
+  <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
+    Decoder.decodeSse(decoder, options)(bytes)

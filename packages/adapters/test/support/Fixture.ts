@@ -1,0 +1,223 @@
+/**
+ * Test support: the fixture corpus (`test/fixtures/<provider>/NAME.sse` + `NAME.expected.json`)
+ * and the one function every adapter test compares with: a body, read in given chunks, through
+ * `Provider.decode` and `Assembler.stream`, to the result shape of `expected.json`.
+ */
+import { Provider } from "@toolgate/adapters"
+import { Assembler, AssemblyError, type StreamEvent } from "@toolgate/core"
+import { Array as Arr, Cause, Effect, Exit, Order, Stream } from "effect"
+import { readdirSync, readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+
+const root = fileURLToPath(new URL("../../../../test/fixtures/", import.meta.url))
+
+/** What `expected.json` holds, and what {@link run} produces. */
+export interface Outcome {
+  readonly outcome: "complete" | "error"
+  readonly finishReason: string | null
+  readonly text: string
+  readonly toolCalls: ReadonlyArray<{ readonly id: string | null; readonly name: string; readonly arguments: unknown }>
+  readonly error: string | null
+}
+
+/** One fixture case. */
+export interface Fixture {
+  readonly provider: Provider.Name
+  readonly name: string
+  readonly bytes: Uint8Array
+  readonly expected: Outcome
+}
+
+/** Every case of a provider folder, in file-name order. */
+export const load = (provider: Provider.Name): ReadonlyArray<Fixture> =>
+  Arr.sort(readdirSync(`${root}${provider}`).filter((file) => file.endsWith(".sse")), Order.String)
+    .map((file) => {
+      const name = file.slice(0, -".sse".length)
+      const expected = JSON.parse(readFileSync(`${root}${provider}/${name}.expected.json`, "utf8"))
+      return {
+        provider,
+        name,
+        bytes: new Uint8Array(readFileSync(`${root}${provider}/${file}`)),
+        expected: {
+          outcome: expected.outcome,
+          finishReason: expected.finishReason,
+          text: expected.text,
+          toolCalls: expected.toolCalls,
+          error: expected.error
+        }
+      }
+    })
+
+/** Every case of every provider. */
+export const loadAll = (): ReadonlyArray<Fixture> => Provider.names.flatMap(load)
+
+/** The result of one run: the comparable outcome plus what a property needs to inspect. */
+export interface Run extends Outcome {
+  /** The typed assembly error, when the outcome is an error. */
+  readonly failure: AssemblyError.AssemblyError | undefined
+  /** Whether a `TurnCompleted` (the release of the tool calls) was emitted. */
+  readonly released: boolean
+}
+
+/** Splits bytes at the given sizes (cycled); an empty `sizes` means one chunk. */
+export const chunk = (bytes: Uint8Array, sizes: ReadonlyArray<number> = []): Array<Uint8Array> => {
+  if (sizes.length === 0) return [bytes]
+  const out: Array<Uint8Array> = []
+  let at = 0
+  let i = 0
+  while (at < bytes.length) {
+    const size = Math.max(1, sizes[i++ % sizes.length]!)
+    out.push(bytes.subarray(at, at + size))
+    at += size
+  }
+  return out
+}
+
+/**
+ * Runs chunks through the decoder and the streaming assembler. Fails with a defect (never a
+ * typed error) when anything but a typed assembly error comes out: a thrown exception, a `Die`,
+ * an error that is not an `AssemblyError`.
+ */
+export const runEvents = (events: Stream.Stream<StreamEvent.StreamEvent>): Effect.Effect<Run> =>
+  Effect.suspend(() => {
+    let text = ""
+    let turn: Assembler.AssembledTurn | undefined
+    return events.pipe(
+      Assembler.stream(),
+      Stream.runForEach((output) =>
+        Effect.sync(() => {
+          if (output._tag === "TextDelta") text += output.text
+          else turn = output.turn
+        })
+      ),
+      Effect.exit,
+      Effect.flatMap((exit): Effect.Effect<Run> => {
+        if (Exit.isSuccess(exit)) {
+          const completed = turn!
+          return Effect.succeed({
+            outcome: "complete",
+            finishReason: completed.finishReason,
+            text,
+            toolCalls: completed.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })),
+            error: null,
+            failure: undefined,
+            released: true
+          })
+        }
+        const error = Cause.findErrorOption(exit.cause)
+        if (Cause.hasDies(exit.cause) || error._tag === "None" || !AssemblyError.isAssemblyError(error.value)) {
+          return Effect.die(new Error(`not a typed assembly error: ${Cause.pretty(exit.cause)}`))
+        }
+        const failure = error.value
+        return Effect.succeed({
+          outcome: "error",
+          finishReason: failure.finishReason,
+          text,
+          toolCalls: [],
+          error: failure._tag,
+          failure,
+          released: turn !== undefined
+        })
+      })
+    )
+  })
+
+/** {@link runEvents} over a body split into `chunks`, decoded as `provider`. */
+export const run = (
+  provider: Provider.Name | "auto",
+  chunks: ReadonlyArray<Uint8Array>,
+  options?: Provider.Options
+): Effect.Effect<Run> => runEvents(Stream.fromIterable(chunks).pipe(Provider.decode(provider, options)))
+
+/** The comparable part of a run (what `expected.json` holds). */
+export const outcome = (r: Outcome): Outcome => ({
+  outcome: r.outcome,
+  finishReason: r.finishReason,
+  text: r.text,
+  toolCalls: r.toolCalls,
+  error: r.error
+})
+
+/** UTF-8 bytes of a string. */
+export const bytes = (text: string): Uint8Array => new TextEncoder().encode(text)
+
+/** One SSE event to frame: `data` is sent as is when it is a string, else as JSON. */
+export interface Frame {
+  readonly event?: string | undefined
+  readonly data: unknown
+}
+
+/** Frames events as an SSE body (`event:` line when given, one `data:` line, a blank line). */
+export const sse = (frames: ReadonlyArray<Frame>, eol = "\n"): string =>
+  frames.map((f) =>
+    `${f.event === undefined ? "" : `event: ${f.event}${eol}`}data: ${
+      typeof f.data === "string" ? f.data : JSON.stringify(f.data)
+    }${eol}${eol}`
+  ).join("")
+
+/** Runs an SSE body given as text, in one chunk. */
+export const runText = (
+  provider: Provider.Name | "auto",
+  text: string,
+  options?: Provider.Options
+): Effect.Effect<Run> => run(provider, [bytes(text)], options)
+
+/** The assembled turn of an SSE body given as text (fails with the assembly error). */
+export const assembleText = (
+  provider: Provider.Name | "auto",
+  text: string
+): Effect.Effect<Assembler.AssembledTurn, AssemblyError.AssemblyError> =>
+  Stream.make(bytes(text)).pipe(Provider.decode(provider), Assembler.assemble())
+
+const completeAtMemo = new Map<Fixture, number>()
+
+/**
+ * The shortest prefix of a `complete` fixture that already reads as complete: the byte just
+ * after the blank line that dispatches its finish event. Found by bisection, which the
+ * truncation property then checks (every shorter prefix is `IncompleteStream`, every longer one
+ * complete).
+ */
+export const completeAt = (fixture: Fixture): Effect.Effect<number> =>
+  Effect.suspend(() => {
+    const memo = completeAtMemo.get(fixture)
+    if (memo !== undefined) return Effect.succeed(memo)
+    return Effect.gen(function*() {
+      let lo = 0
+      let hi = fixture.bytes.length
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1
+        const result = yield* run(fixture.provider, [fixture.bytes.subarray(0, mid)])
+        if (result.outcome === "complete") hi = mid
+        else lo = mid + 1
+      }
+      completeAtMemo.set(fixture, lo)
+      return lo
+    })
+  })
+
+/** One SSE event block of a fixture body: its raw lines (without line ends). */
+export type Block = ReadonlyArray<string>
+
+/**
+ * Splits a fixture body into its event blocks (separated by blank lines; CRLF, LF or CR line
+ * ends). Unframed lines (Gemini's raw error tail) stay in their block.
+ */
+export const blocks = (fixture: Fixture): Array<Block> => {
+  const text = new TextDecoder().decode(fixture.bytes)
+  const out: Array<Array<string>> = []
+  let current: Array<string> = []
+  for (const line of text.split(/\r\n|\r|\n/)) {
+    if (line === "") {
+      if (current.length > 0) out.push(current)
+      current = []
+    } else {
+      current.push(line)
+    }
+  }
+  if (current.length > 0) out.push(current)
+  return out
+}
+
+/** Joins event blocks back into a body. */
+export const unblocks = (list: ReadonlyArray<Block>, eol = "\n"): Uint8Array =>
+  bytes(list.map((block) => block.join(eol) + eol + eol).join(""))
