@@ -33,8 +33,9 @@
  * @since 0.1.0
  */
 import { AssemblyError, FinishReason, type StreamEvent } from "@toolgate/core"
-import { Schema, type Stream } from "effect"
+import { Predicate, Schema, type Stream } from "effect"
 import * as Decoder from "./Decoder.js"
+import { isFailure, type Json, malformed, parseObject, providerError } from "./internal/payload.js"
 
 /**
  * Schema of one `chat.completion.chunk` as this adapter accepts it (fields it does not read are
@@ -79,38 +80,14 @@ export interface Options extends Decoder.DecodeOptions {
   readonly choice?: number | undefined
 }
 
-type Json = Record<string, unknown>
-
-const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
-
-const malformed = (reason: string, data: string) =>
-  new AssemblyError.MalformedStreamEvent({ finishReason: null, reason, excerpt: AssemblyError.excerpt(data) })
-
 /** `""`, `null` and absent are absent; any other non-string is malformed (`null` return). */
 const optionalString = (u: unknown): string | undefined | null =>
   u === undefined || u === null || u === "" ? undefined : typeof u === "string" ? u : null
 
-const providerError = (error: unknown): AssemblyError.ProviderStreamError => {
-  if (isObject(error)) {
-    const code = error.code ?? error.type
-    const message = typeof error.message === "string" ? error.message : JSON.stringify(error)
-    return new AssemblyError.ProviderStreamError({
-      finishReason: null,
-      code: code === undefined || code === null ? null : String(code),
-      providerMessage: AssemblyError.excerpt(message)
-    })
-  }
-  return new AssemblyError.ProviderStreamError({
-    finishReason: null,
-    code: null,
-    providerMessage: AssemblyError.excerpt(typeof error === "string" ? error : JSON.stringify(error))
-  })
-}
-
 const usageOf = (chunk: Json): StreamEvent.Usage | undefined => {
-  const usage = isObject(chunk.usage)
+  const usage = Predicate.isObject(chunk.usage)
     ? chunk.usage
-    : isObject(chunk.x_groq) && isObject(chunk.x_groq.usage)
+    : Predicate.isObject(chunk.x_groq) && Predicate.isObject(chunk.x_groq.usage)
     ? chunk.x_groq.usage
     : undefined
   if (usage === undefined) return undefined
@@ -124,7 +101,9 @@ const usageOf = (chunk: Json): StreamEvent.Usage | undefined => {
   if (typeof usage.completion_tokens === "number") out.outputTokens = usage.completion_tokens
   if (typeof usage.total_tokens === "number") out.totalTokens = usage.total_tokens
   const details = usage.prompt_tokens_details
-  if (isObject(details) && typeof details.cached_tokens === "number") out.cachedInputTokens = details.cached_tokens
+  if (Predicate.isObject(details) && typeof details.cached_tokens === "number") {
+    out.cachedInputTokens = details.cached_tokens
+  }
   return out
 }
 
@@ -147,18 +126,13 @@ export const decoder = (options?: Options): Decoder.Decoder => {
   return {
     onEvent({ data }) {
       if (data === "[DONE]") return undefined
-      let chunk: unknown
-      try {
-        chunk = JSON.parse(data)
-      } catch {
-        return { failure: malformed("the data is not JSON", data) }
-      }
-      if (!isObject(chunk)) return { failure: malformed("the data is not a JSON object", data) }
+      const chunk = parseObject(data)
+      if (isFailure(chunk)) return { failure: chunk }
       const parts: EventParts = {}
       const fail = (failure: AssemblyError.StreamFailure) => {
         if (parts.failure === undefined) parts.failure = failure
       }
-      if (chunk.error !== undefined && chunk.error !== null) fail(providerError(chunk.error))
+      if (chunk.error !== undefined && chunk.error !== null) fail(providerError(chunk.error, ["code", "type"]))
       const usage = usageOf(chunk)
       if (usage !== undefined) parts.usage = usage
       const choices = chunk.choices
@@ -171,7 +145,7 @@ export const decoder = (options?: Options): Decoder.Decoder => {
       let choice: Json | undefined
       for (let i = 0; i < choices.length; i++) {
         const c = choices[i]
-        if (!isObject(c)) {
+        if (!Predicate.isObject(c)) {
           fail(malformed("a choice is not an object", data))
           return parts
         }
@@ -192,7 +166,7 @@ const readChoice = (
 ): void => {
   const delta = choice.delta
   if (delta !== undefined && delta !== null) {
-    if (!isObject(delta)) {
+    if (!Predicate.isObject(delta)) {
       fail(malformed("`delta` is not an object", data))
     } else {
       readDelta(delta, data, parts, fail)
@@ -229,9 +203,9 @@ const readDelta = (
   parts.toolCalls = toolCalls
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]
-    if (!isObject(entry)) return fail(malformed("a `tool_calls` entry is not an object", data))
+    if (!Predicate.isObject(entry)) return fail(malformed("a `tool_calls` entry is not an object", data))
     const fn = entry.function
-    if (fn !== undefined && fn !== null && !isObject(fn)) {
+    if (fn !== undefined && fn !== null && !Predicate.isObject(fn)) {
       return fail(malformed("a tool call's `function` is not an object", data))
     }
     const index = entry.index

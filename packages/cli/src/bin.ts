@@ -17,7 +17,9 @@ const presenter = CliOutput.layerPresenter({
   present: (event) =>
     event._tag === "InvalidInvocation"
       ? Console.error(
-        `${event.commandPath.join(" ")}: ${event.errors.map((e) => e.message).join("; ")} (see --help)`
+        `${event.commandPath.join(" ")}: ${
+          event.errors.map((e) => e.message.trim().replace(/\s*\n\s*/g, " ")).join("; ")
+        } (see --help)`
       )
       : CliOutput.defaultPresenter.present(event)
 })

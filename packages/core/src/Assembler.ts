@@ -59,6 +59,13 @@ export interface Options {
    * Crossing it fails with `ArgumentsTooLarge` at once.
    */
   readonly maxArgumentsBytes?: number | undefined
+  /**
+   * Deepest accepted nesting of objects and arrays in one call's arguments. Default 64. Deeper
+   * arguments are `MalformedToolArguments`: `JSON.parse` accepts thousands of levels, but
+   * `JSON.stringify` (and so every key, fingerprint and log line built from the arguments)
+   * overflows the stack at a few thousand.
+   */
+  readonly maxArgumentsDepth?: number | undefined
 }
 
 /**
@@ -68,6 +75,14 @@ export interface Options {
  * @category constants
  */
 export const defaultMaxArgumentsBytes = 1024 * 1024
+
+/**
+ * Default of {@link Options.maxArgumentsDepth}: 64 levels.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultMaxArgumentsDepth = 64
 
 /**
  * A released tool call.
@@ -172,6 +187,7 @@ interface Call {
  */
 export const make = (options?: Options): Machine => {
   const maxBytes = options?.maxArgumentsBytes ?? defaultMaxArgumentsBytes
+  const maxDepth = options?.maxArgumentsDepth ?? defaultMaxArgumentsDepth
   const calls: Array<Call> = []
   const byIndex = new Map<number, Call>()
   const byId = new Map<string, Call>()
@@ -334,7 +350,7 @@ export const make = (options?: Options): Machine => {
     const ordered = calls.length > 1 ? calls.toSorted((a, b) => a.index - b.index) : calls
     const toolCalls: Array<AssembledToolCall> = []
     for (const call of ordered) {
-      const parsed = parseArguments(call.args)
+      const parsed = parseArguments(call.args, maxDepth)
       if (typeof parsed === "string") {
         return Result.fail(
           new MalformedToolArguments({
@@ -489,7 +505,7 @@ const isOneJsonValue = (s: string): boolean => {
 }
 
 /** The parsed arguments object, or why the text is not exactly one JSON object. */
-const parseArguments = (s: string): Record<string, unknown> | string => {
+const parseArguments = (s: string, maxDepth: number): Record<string, unknown> | string => {
   if (s.length === 0) return {}
   let value: unknown
   try {
@@ -502,5 +518,23 @@ const parseArguments = (s: string): Record<string, unknown> | string => {
       value === null ? "null" : Array.isArray(value) ? "an array" : typeof value
     }, not an object`
   }
+  if (deeperThan(value, maxDepth, 1)) return `the arguments nest deeper than ${maxDepth} levels`
   return value as Record<string, unknown>
+}
+
+/** Whether a parsed JSON value nests objects and arrays deeper than `limit`; stops at `limit + 1`. */
+const deeperThan = (value: object, limit: number, depth: number): boolean => {
+  if (depth > limit) return true
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i]
+      if (typeof item === "object" && item !== null && deeperThan(item, limit, depth + 1)) return true
+    }
+    return false
+  }
+  for (const key in value) {
+    const item = (value as Record<string, unknown>)[key]
+    if (typeof item === "object" && item !== null && deeperThan(item, limit, depth + 1)) return true
+  }
+  return false
 }

@@ -264,6 +264,17 @@ describe("Assembler verdict and precedence (fixtures/README.md §2)", () => {
       expect(empty.toolCalls[0]!.arguments).toEqual({})
     }))
 
+  it.effect("arguments nested deeper than the limit are malformed, not a crash later", () =>
+    Effect.gen(function*() {
+      const nested = (n: number) => `{"a":${"[".repeat(n - 1)}${"]".repeat(n - 1)}}`
+      const args = (a: string, options?: Assembler.Options) =>
+        run([{ toolCalls: [{ index: 0, name: "f", argumentsDelta: a }] }, finish("stop")], options)
+      expect(failTag(yield* args(nested(64)))).toBe("complete")
+      expect(failTag(yield* args(nested(65)))).toBe("MalformedToolArguments")
+      expect(failTag(yield* args(nested(20_000)))).toBe("MalformedToolArguments")
+      expect(failTag(yield* args(nested(100), { maxArgumentsDepth: 100 }))).toBe("complete")
+    }))
+
   it.effect("a malformed call's error carries index, id, tool name and a bounded excerpt", () =>
     Effect.gen(function*() {
       const long = `{"note":"${"x".repeat(5000)}"`
