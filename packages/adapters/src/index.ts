@@ -24,3 +24,9 @@ export * as Gemini from "./Gemini.js"
 
 /** @since 0.1.0 */
 export * as EffectAi from "./EffectAi.js"
+
+/** @since 0.1.0 */
+export * as HttpTransport from "./HttpTransport.js"
+
+/** @since 0.1.0 */
+export * as TransportError from "./TransportError.js"

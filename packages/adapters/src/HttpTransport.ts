@@ -1,0 +1,521 @@
+/**
+ * The HTTP transport: one streaming POST to a provider, its response bytes decoded into core
+ * `StreamEvent`s, under three time budgets and the caller's abort.
+ *
+ * `HttpTransport` is a service so that a pipeline never depends on HTTP itself: `layer` runs
+ * requests through effect's `HttpClient` (`layerNode` brings Undici's), `layerReplay` and
+ * `layerFixture` answer from bytes in memory, with no socket, under the same budgets and error
+ * rules (and the `Clock`, so `TestClock` drives their delays).
+ *
+ * What a stream can fail with (`TransportError.TransportFailure`), beside the assembly failures
+ * that travel inside events:
+ *
+ * - `ProviderHttpError`: a status outside 2xx, before the first event.
+ * - `TransportError`: `connect` (no response head) or `body` (the body was cut: HTTP/1.1 framing
+ *   tells a cut from an end, so a reset or a close before the last chunk is this error and not
+ *   an `IncompleteStream`; a body that ends cleanly without the provider's finish signal is left
+ *   to the assembler, which reports `IncompleteStream`).
+ * - `StreamTimeout`: `first_byte` (no response head in time), `idle` (no body bytes in time, from
+ *   the head to the first read and between reads), `total` (the stream, from the request to the
+ *   last byte, took longer than its deadline).
+ * - `StreamAborted`: the caller's `AbortSignal` fired. An Effect interruption stays an
+ *   interruption (the fiber that was interrupted cannot fail).
+ *
+ * In every case the connection is released when the stream ends: the request is tied to the
+ * stream's scope, which aborts it on failure, timeout, abort or interruption (a body that was
+ * read to its end leaves a reusable keep-alive connection instead).
+ *
+ * The API key is a `Redacted`: it is sent in the provider's header, that header is added to
+ * effect's redacted header names for the request's span, and every string an error carries is
+ * masked for the key's value (a provider or a proxy can echo it in an error body).
+ *
+ * @since 0.1.0
+ */
+import { AssemblyError, type StreamEvent } from "@toolgate/core"
+import { Clock, Context, Duration, Effect, Layer, Predicate, Redacted, Schedule, type Scope, Stream } from "effect"
+// Deep imports: the `effect/http` barrel loads the whole server side too (~50 ms at start-up).
+import * as Headers from "effect/http/Headers"
+import * as HttpClient from "effect/http/HttpClient"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import { readFile } from "node:fs/promises"
+import * as Provider from "./Provider.js"
+import { ProviderHttpError, TransportError, type TransportFailure } from "./TransportError.js"
+
+/**
+ * One provider request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ProviderRequest {
+  /** The wire format of the response body, or `auto` to recognise it (`Provider.decode`). */
+  readonly provider: Provider.Name | "auto"
+  /** The endpoint, e.g. `https://api.openai.com/v1/chat/completions`. */
+  readonly url: string
+  /** The JSON request body (sent with `content-type: application/json`); must be serialisable. */
+  readonly body: unknown
+  /**
+   * The API key, sent as {@link apiKeyHeader} names. Never logged, never put in an error.
+   */
+  readonly apiKey?: Redacted.Redacted<string> | undefined
+  /**
+   * The header that carries the key, sent with the raw key as its value. Default by provider:
+   * `authorization: Bearer KEY` for `openai-chat`, `openai-responses` and `auto`, `x-api-key`
+   * for `anthropic`, `x-goog-api-key` for `gemini`. Azure OpenAI, for example, wants `api-key`.
+   */
+  readonly apiKeyHeader?: string | undefined
+  /** Extra request headers (`anthropic-version`, `openai-organization`, …). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+}
+
+/**
+ * The time budgets of one stream, in milliseconds. `Infinity` disables a budget; `0` fails at
+ * once.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Budgets {
+  /** From sending the request to the response head (status and headers). */
+  readonly firstByteMs: number
+  /** Longest wait for body bytes: from the head to the first read, and between two reads. */
+  readonly idleMs: number
+  /** From sending the request to the end of the body. */
+  readonly totalMs: number
+}
+
+/**
+ * Defaults: 60 s to the response head, 60 s between body reads (reasoning models can think
+ * silently for tens of seconds), 10 min in all.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultBudgets: Budgets = { firstByteMs: 60_000, idleMs: 60_000, totalMs: 600_000 }
+
+/**
+ * Options of one stream.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StreamOptions extends Partial<Budgets> {
+  /** Aborting it ends the stream with `StreamAborted` (checked before the request is sent too). */
+  readonly signal?: AbortSignal | undefined
+  /** Options for the decoder (`Provider.decode`). */
+  readonly decode?: Provider.Options | undefined
+}
+
+/**
+ * The transport service: one call, one provider request, one stream of core events.
+ *
+ * The stream is cold: each run sends a new request. It fails with a
+ * `TransportError.TransportFailure`; assembly failures found in the body are events
+ * (`StreamEvent.failure`), as `Provider.decode` emits them.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class HttpTransport extends Context.Service<HttpTransport, {
+  readonly stream: (
+    request: ProviderRequest,
+    options?: StreamOptions
+  ) => Stream.Stream<StreamEvent.StreamEvent, TransportFailure>
+}>()("@toolgate/adapters/HttpTransport") {}
+
+/** A response head and its body, as every layer hands it to the shared budget and error rules. */
+interface Response {
+  readonly status: number
+  /** Lower-case header names. */
+  readonly headers: Readonly<Record<string, string | undefined>>
+  readonly body: Stream.Stream<Uint8Array, TransportError>
+}
+
+/** Sends a request; the response lives until the scope closes (closing it releases the connection). */
+type Open = (request: ProviderRequest) => Effect.Effect<Response, TransportError, Scope.Scope>
+
+/** The most of an error body read into `ProviderHttpError.providerMessage`, in bytes. */
+const maxErrorBodyBytes = 16 * 1024
+
+const timeout = (phase: AssemblyError.StreamTimeout["phase"], budgetMs: number) =>
+  new AssemblyError.StreamTimeout({ finishReason: null, phase, budgetMs })
+
+/**
+ * The default key header of a provider.
+ *
+ * @since 0.1.0
+ * @category headers
+ */
+export const apiKeyHeader = (request: ProviderRequest): string =>
+  request.apiKeyHeader?.toLowerCase() ??
+    (request.provider === "anthropic"
+      ? "x-api-key"
+      : request.provider === "gemini"
+      ? "x-goog-api-key"
+      : "authorization")
+
+/** Masks every occurrence of the key's value (keys shorter than 4 characters are not masked). */
+const masker = (apiKey: Redacted.Redacted<string> | undefined) => {
+  const secret = apiKey === undefined ? "" : Redacted.value(apiKey)
+  return secret.length < 4 ? (s: string) => s : (s: string) => s.split(secret).join("<redacted>")
+}
+
+/**
+ * The one place a failure's text is finished: masked for the key, then bounded. Failures are built
+ * with their full text so that masking sees the whole key (bounding first could keep half of it).
+ */
+const sanitize = (mask: (s: string) => string) => (failure: TransportFailure): TransportFailure => {
+  const clean = (s: string) => AssemblyError.excerpt(mask(s))
+  switch (failure._tag) {
+    case "TransportError":
+      return new TransportError({ phase: failure.phase, reason: clean(failure.reason) })
+    case "ProviderHttpError":
+      return new ProviderHttpError({ ...failure, providerMessage: clean(failure.providerMessage) })
+    case "StreamAborted":
+      return new AssemblyError.StreamAborted({ finishReason: null, reason: clean(failure.reason) })
+    case "StreamTimeout":
+      return failure
+  }
+}
+
+/** An error and its causes as one line: `code: message (code: message)`, at most three deep. */
+const describe = (error: unknown): string => {
+  const parts: Array<string> = []
+  let current = error
+  for (let depth = 0; depth < 3 && current !== undefined && current !== null; depth++) {
+    if (Predicate.isObject(current)) {
+      const code = Predicate.isString(current.code) ? `${current.code}: ` : ""
+      const message = Predicate.isString(current.message) && current.message !== "" ? current.message : undefined
+      if (message !== undefined || code !== "") parts.push(`${code}${message ?? ""}`.replace(/: $/, ""))
+      current = current.cause
+    } else {
+      parts.push(String(current))
+      break
+    }
+  }
+  const [head, ...rest] = parts.filter((p, i) => parts.indexOf(p) === i)
+  return head === undefined ? "unknown error" : rest.length === 0 ? head : `${head} (${rest.join("; ")})`
+}
+
+const abortReason = (signal: AbortSignal): string => {
+  const reason: unknown = signal.reason
+  if (reason === undefined) return "the AbortSignal was aborted"
+  return Predicate.isString(reason) ? reason : describe(reason)
+}
+
+/** Fails with `StreamAborted` when the signal fires (at once when it already has). */
+const awaitAbort = (signal: AbortSignal) =>
+  Effect.callback<never, AssemblyError.StreamAborted>((resume) => {
+    const onAbort = () =>
+      resume(Effect.fail(new AssemblyError.StreamAborted({ finishReason: null, reason: abortReason(signal) })))
+    if (signal.aborted) {
+      onAbort()
+      return
+    }
+    signal.addEventListener("abort", onAbort, { once: true })
+    return Effect.sync(() => signal.removeEventListener("abort", onAbort))
+  })
+
+/**
+ * Milliseconds to wait before a retry, from `retry-after-ms` (OpenAI's header: milliseconds,
+ * may be fractional) or `Retry-After` (RFC 9110 §10.2.3: delay-seconds, or an HTTP-date read
+ * against `now` and floored at 0); `null` when neither is present and readable.
+ *
+ * @since 0.1.0
+ * @category headers
+ */
+export const retryAfterMs = (headers: Readonly<Record<string, string | undefined>>, now: number): number | null => {
+  const ms = headers["retry-after-ms"]?.trim()
+  if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms)) return Number(ms)
+  const value = headers["retry-after"]?.trim()
+  if (value === undefined || value === "") return null
+  if (/^\d+$/.test(value)) return Number(value) * 1000
+  // An HTTP-date always names its day or month; `Date.parse` would take "-3" for a year.
+  const date = /[A-Za-z]/.test(value) ? Date.parse(value) : Number.NaN
+  return Number.isNaN(date) ? null : Math.max(0, date - now)
+}
+
+/**
+ * The code and message of a provider's JSON error body: `{"error": {...}}` (OpenAI, Anthropic,
+ * Gemini, most compatible servers), `[{"error": {...}}]` (Gemini without `alt=sse`),
+ * `{"error": "text"}` (Ollama) or a top-level `{"message", "type"|"code"}` (vLLM).
+ */
+const readErrorBody = (text: string): { readonly code: string | null; readonly message: string | null } => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return { code: null, message: null }
+  }
+  if (Array.isArray(json)) json = json[0]
+  if (!Predicate.isObject(json)) return { code: null, message: null }
+  if (Predicate.isString(json.error)) return { code: null, message: json.error }
+  const error = Predicate.isObject(json.error) ? json.error : json
+  const code = [error.code, error.status, error.type].find(Predicate.isString) ?? null
+  const message = Predicate.isString(error.message) ? error.message : null
+  return { code, message }
+}
+
+/** Reads at most `maxErrorBodyBytes` of an error body within `ms`, keeping what arrived on a failure. */
+const readExcerpt = (body: Stream.Stream<Uint8Array, TransportError>, ms: number) =>
+  Effect.suspend(() => {
+    const chunks: Array<Uint8Array> = []
+    let size = 0
+    const read = body.pipe(
+      Stream.runForEachWhile((chunk) =>
+        Effect.sync(() => {
+          chunks.push(chunk)
+          size += chunk.length
+          return size < maxErrorBodyBytes
+        })
+      ),
+      Effect.ignore
+    )
+    return (Number.isFinite(ms) ? Effect.timeoutOption(read, Duration.millis(ms)) : read).pipe(
+      Effect.map(() => {
+        const bytes = new Uint8Array(Math.min(size, maxErrorBodyBytes))
+        let at = 0
+        for (const chunk of chunks) {
+          if (at >= bytes.length) break
+          const part = chunk.subarray(0, bytes.length - at)
+          bytes.set(part, at)
+          at += part.length
+        }
+        return new TextDecoder().decode(bytes)
+      })
+    )
+  })
+
+const httpError = (response: Response, idleMs: number) =>
+  Effect.gen(function*() {
+    const text = yield* readExcerpt(response.body, idleMs)
+    const now = yield* Clock.currentTimeMillis
+    const { code, message } = readErrorBody(text)
+    return yield* new ProviderHttpError({
+      status: response.status,
+      retryAfterMs: retryAfterMs(response.headers, now),
+      code,
+      providerMessage: (message ?? text).trim()
+    })
+  })
+
+const resolveBudgets = (options: StreamOptions | undefined): Budgets => ({
+  firstByteMs: options?.firstByteMs ?? defaultBudgets.firstByteMs,
+  idleMs: options?.idleMs ?? defaultBudgets.idleMs,
+  totalMs: options?.totalMs ?? defaultBudgets.totalMs
+})
+
+/**
+ * The transport's rules over any way of opening a response: budgets, status, abort, masking,
+ * decoding.
+ */
+const make = (open: Open): HttpTransport["Service"] => ({
+  stream: (request, options) =>
+    Stream.suspend(() => {
+      const budgets = resolveBudgets(options)
+      const signal = options?.signal
+      const mask = masker(request.apiKey)
+      if (signal?.aborted) {
+        return Stream.fail(new AssemblyError.StreamAborted({ finishReason: null, reason: abortReason(signal) }))
+          .pipe(Stream.mapError(sanitize(mask)))
+      }
+      const opened = Number.isFinite(budgets.firstByteMs)
+        ? Effect.timeoutOrElse(open(request), {
+          duration: Duration.millis(budgets.firstByteMs),
+          orElse: () => Effect.fail(timeout("first_byte", budgets.firstByteMs))
+        })
+        : open(request)
+      const bytes = Stream.unwrap(Effect.gen(function*() {
+        const response = yield* opened
+        if (response.status < 200 || response.status > 299) return yield* httpError(response, budgets.idleMs)
+        return Number.isFinite(budgets.idleMs)
+          ? Stream.timeoutOrElse(response.body, {
+            duration: Duration.millis(budgets.idleMs),
+            orElse: () => Stream.fail(timeout("idle", budgets.idleMs))
+          })
+          : response.body
+      }))
+      let events: Stream.Stream<StreamEvent.StreamEvent, TransportFailure> = bytes.pipe(
+        Provider.decode(request.provider, options?.decode)
+      )
+      if (Number.isFinite(budgets.totalMs)) {
+        events = Stream.interruptWhen(
+          events,
+          Effect.andThen(Effect.sleep(Duration.millis(budgets.totalMs)), Effect.fail(timeout("total", budgets.totalMs)))
+        )
+      }
+      if (signal !== undefined) events = Stream.interruptWhen(events, awaitAbort(signal))
+      return Stream.mapError(events, sanitize(mask))
+    })
+})
+
+const connectError = (error: HttpClientError.HttpClientError) =>
+  new TransportError({
+    phase: "connect",
+    reason: error.reason._tag === "InvalidUrlError"
+      ? `invalid URL: ${describe(error.reason.cause)}`
+      : describe(error.reason.cause)
+  })
+
+const bodyError = (error: HttpClientError.HttpClientError) =>
+  new TransportError({ phase: "body", reason: describe(error.reason.cause ?? error.reason) })
+
+/**
+ * Sends requests through effect's `HttpClient`. Each request is bound to the stream's scope
+ * (`HttpClient.withScope`): whatever ends the stream aborts the request, which closes its
+ * connection unless the body had been read to its end.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<HttpTransport, never, HttpClient.HttpClient> = Layer.effect(
+  HttpTransport,
+  Effect.gen(function*() {
+    const client = HttpClient.withScope(yield* HttpClient.HttpClient)
+    return HttpTransport.of(make((request) =>
+      Effect.gen(function*() {
+        const keyHeader = apiKeyHeader(request)
+        let http = HttpClientRequest.post(request.url).pipe(
+          HttpClientRequest.setHeaders({ accept: "text/event-stream", ...request.headers }),
+          HttpClientRequest.bodyText(JSON.stringify(request.body), "application/json")
+        )
+        if (request.apiKey !== undefined) {
+          const secret = Redacted.value(request.apiKey)
+          http = HttpClientRequest.setHeader(
+            http,
+            keyHeader,
+            keyHeader === "authorization" ? `Bearer ${secret}` : secret
+          )
+        }
+        const redacted = yield* Headers.CurrentRedactedNames
+        const response = yield* client.execute(http).pipe(
+          Effect.provideService(Headers.CurrentRedactedNames, [...redacted, keyHeader]),
+          Effect.mapError(connectError)
+        )
+        return {
+          status: response.status,
+          headers: response.headers,
+          body: Stream.mapError(response.stream, bodyError)
+        }
+      })
+    ))
+  })
+)
+
+/**
+ * {@link layer} over Undici (`NodeHttpClient.layerUndici`, Node ≥ 22): its own connection pool,
+ * destroyed with the layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerNode: Layer.Layer<HttpTransport> = Layer.unwrap(
+  // Loaded when the layer is built: `toolgate inspect` imports this package and needs no client
+  // (the Node client costs ~40 ms at start-up).
+  Effect.map(
+    Effect.promise(() => import("@effect/platform-node/NodeHttpClient")),
+    (NodeHttpClient) => Layer.provide(layer, NodeHttpClient.layerUndici)
+  )
+)
+
+/**
+ * A response to replay: the body, and how it arrives. Times are read from the `Clock`, so
+ * `TestClock` drives them.
+ *
+ * @since 0.1.0
+ * @category replay
+ */
+export interface Replay {
+  /** The response body (a string is sent as UTF-8). */
+  readonly body: Uint8Array | string
+  /** Default 200. Outside 2xx the body is read as the provider's error body. */
+  readonly status?: number | undefined
+  /** Response headers (`retry-after`, …), lower-case names. */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  /** Bytes per read; default: the whole body in one read. */
+  readonly chunkBytes?: number | undefined
+  /** Milliseconds between two reads; default 0. */
+  readonly paceMs?: number | undefined
+  /** Milliseconds before the response head; `Infinity`: it never comes. Default 0. */
+  readonly firstByteDelayMs?: number | undefined
+  /** No response at all: fails with `TransportError` `connect`, as a refused connection does. */
+  readonly refuse?: boolean | undefined
+  /** The body is cut after this many bytes: `TransportError` `body`, as a reset does. */
+  readonly cutAfterBytes?: number | undefined
+  /** The body stops after this many bytes and never ends, as a stalled server does. */
+  readonly stallAfterBytes?: number | undefined
+}
+
+/**
+ * Chooses the response to a request. `attempt` counts the requests with the same JSON body
+ * this layer has answered, from 1 (a retry sends the same body).
+ *
+ * @since 0.1.0
+ * @category replay
+ */
+export type ReplayPlan = (request: ProviderRequest, attempt: number) => Replay | Effect.Effect<Replay>
+
+const replayResponse = (replay: Replay): Effect.Effect<Response, TransportError> =>
+  Effect.gen(function*() {
+    const delay = replay.firstByteDelayMs ?? 0
+    if (delay === Infinity) return yield* Effect.never
+    if (delay > 0) yield* Effect.sleep(Duration.millis(delay))
+    if (replay.refuse === true) {
+      return yield* new TransportError({ phase: "connect", reason: "replay: connection refused" })
+    }
+    const all = typeof replay.body === "string" ? new TextEncoder().encode(replay.body) : replay.body
+    const cut = replay.cutAfterBytes
+    const stall = replay.stallAfterBytes
+    const end = Math.min(all.length, cut ?? Infinity, stall ?? Infinity)
+    const size = Math.max(1, replay.chunkBytes ?? end)
+    const chunks: Array<Uint8Array> = []
+    for (let at = 0; at < end; at += size) chunks.push(all.subarray(at, Math.min(end, at + size)))
+    let body: Stream.Stream<Uint8Array, TransportError> = Stream.fromIterable(chunks)
+    if ((replay.paceMs ?? 0) > 0) body = Stream.schedule(body, Schedule.spaced(Duration.millis(replay.paceMs!)))
+    if (cut !== undefined && cut <= end && cut < all.length) {
+      body = Stream.concat(
+        body,
+        Stream.fail(new TransportError({ phase: "body", reason: `replay: connection cut after ${cut} bytes` }))
+      )
+    } else if (stall !== undefined && stall < all.length) {
+      body = Stream.concat(body, Stream.never)
+    }
+    return { status: replay.status ?? 200, headers: replay.headers ?? {}, body }
+  })
+
+/**
+ * A transport with no HTTP: each request is answered with the {@link Replay} the plan chooses
+ * (or always the same one), under the same budgets, status and abort rules as {@link layer}.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerReplay = (plan: Replay | ReplayPlan): Layer.Layer<HttpTransport> =>
+  Layer.sync(HttpTransport, () => {
+    const attempts = new Map<string, number>()
+    return HttpTransport.of(make((request) =>
+      Effect.suspend(() => {
+        const key = JSON.stringify(request.body) ?? ""
+        const attempt = (attempts.get(key) ?? 0) + 1
+        attempts.set(key, attempt)
+        const chosen = typeof plan === "function" ? plan(request, attempt) : plan
+        return Effect.flatMap(Effect.isEffect(chosen) ? chosen : Effect.succeed(chosen), replayResponse)
+      })
+    ))
+  })
+
+/**
+ * {@link layerReplay} of one captured body (a fixture's `.sse` file, read when the layer is
+ * built), answered to every request, with `options` for its status, chunking, pace and faults.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFixture = (path: string, options?: Omit<Replay, "body">): Layer.Layer<HttpTransport> =>
+  Layer.unwrap(
+    Effect.map(
+      Effect.promise(() => readFile(path)),
+      (bytes) => layerReplay({ ...options, body: new Uint8Array(bytes) })
+    )
+  )

@@ -1,0 +1,822 @@
+/**
+ * A fake LLM provider: an HTTP server on 127.0.0.1 (a free port) that answers every POST with a
+ * streamed SSE body, for tests and for the `npm start` demo. Built on `node:http`, so that a
+ * fault is exactly the one asked for (a socket destroyed after a given byte, a stall with the
+ * socket kept open).
+ *
+ * Each request is answered with the {@link Answer} a caller-supplied plan returns for it. The
+ * plan sees the request body and its attempt number: requests with the same key (by default the
+ * raw body text, which a retry repeats) are attempts 1, 2, 3, … An answer names:
+ *
+ * - a {@link Source}: the bytes of a captured body ({@link fixture}, {@link bytes}), or a stream
+ *   generated per response from a {@link Scenario} in OpenAI Chat Completions
+ *   ({@link openAiChat}) or Anthropic Messages ({@link anthropic}) format. Generated streams
+ *   split text into word-sized deltas and arguments into deltas of 3 to 12 characters, and give
+ *   every response fresh ids (`call_` + 24 characters, `toolu_01` + 22), so a retried request
+ *   naturally gets fresh tool-call ids;
+ * - how it is written: bytes per write (`chunkBytes`, a size or a `[min, max]` range; default
+ *   one write per SSE event of a generated stream, the whole body for captured bytes), the pause
+ *   between writes (`paceMs`) and before the response head (`headersDelayMs`);
+ * - an optional {@link Fault}.
+ *
+ * The server counts requests, connections, open sockets (to assert that a client leaked none)
+ * and the outcome of every request.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, type Scope } from "effect"
+import { readFileSync } from "node:fs"
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http"
+import type { Socket } from "node:net"
+import { basename } from "node:path"
+
+/**
+ * One tool call to generate. A string `arguments` is sent as it is (to generate malformed
+ * arguments); an object is sent as its JSON.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolCallScenario {
+  readonly name: string
+  readonly arguments: Readonly<Record<string, unknown>> | string
+}
+
+/**
+ * What a generated response says: text first, then the tool calls in order.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Scenario {
+  readonly text?: string | undefined
+  readonly toolCalls?: ReadonlyArray<ToolCallScenario> | undefined
+  /**
+   * The raw finish reason. Default: `tool_calls` or `stop` (OpenAI), `tool_use` or `end_turn`
+   * (Anthropic), by whether there are tool calls.
+   */
+  readonly finishReason?: string | undefined
+  /** Default: the request's `model`, else a plausible model name. */
+  readonly model?: string | undefined
+}
+
+/**
+ * The shape of the JSON error body a provider sends with a 4xx/5xx.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ErrorStyle = "openai" | "anthropic" | "gemini"
+
+/**
+ * Where a response body comes from.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Source =
+  | { readonly _tag: "Bytes"; readonly bytes: Uint8Array; readonly style: ErrorStyle }
+  | { readonly _tag: "OpenAiChat"; readonly scenario: Scenario }
+  | { readonly _tag: "Anthropic"; readonly scenario: Scenario }
+
+/**
+ * A captured body, replayed byte for byte. `style` picks the error body of a `Status` fault.
+ *
+ * @since 0.1.0
+ * @category sources
+ */
+export const bytes = (body: Uint8Array | string, style: ErrorStyle = "openai"): Source => ({
+  _tag: "Bytes",
+  bytes: typeof body === "string" ? new TextEncoder().encode(body) : body,
+  style
+})
+
+/**
+ * A fixture file's bytes (read now), replayed byte for byte; the error style follows the file
+ * name's provider prefix (`anthropic__…`, `gemini__…`, else OpenAI).
+ *
+ * @since 0.1.0
+ * @category sources
+ */
+export const fixture = (path: string): Source => {
+  const name = basename(path)
+  const style: ErrorStyle = name.startsWith("anthropic") ? "anthropic" : name.startsWith("gemini") ? "gemini" : "openai"
+  return bytes(new Uint8Array(readFileSync(path)), style)
+}
+
+/**
+ * An OpenAI Chat Completions stream generated per response: a role chunk, text deltas, for each
+ * call a chunk with its id, name and empty arguments then its argument deltas, the finish chunk,
+ * a usage chunk when the request asked for it (`stream_options.include_usage`), `data: [DONE]`.
+ *
+ * @since 0.1.0
+ * @category sources
+ */
+export const openAiChat = (scenario: Scenario): Source => ({ _tag: "OpenAiChat", scenario })
+
+/**
+ * An Anthropic Messages stream generated per response: `message_start`, a text block, a `ping`,
+ * one `tool_use` block per call (its `input_json_delta`s starting with an empty one, as the API
+ * sends), `message_delta` with the stop reason and usage, `message_stop`.
+ *
+ * @since 0.1.0
+ * @category sources
+ */
+export const anthropic = (scenario: Scenario): Source => ({ _tag: "Anthropic", scenario })
+
+/**
+ * A fault injected into one response.
+ *
+ * - `Reset`: the socket is destroyed before the response head (the client sees no response).
+ * - `Drop`: the socket is destroyed after `afterBytes` body bytes (a cut chunked body).
+ * - `Truncate`: the body ends cleanly after `afterBytes` bytes (a proxy that closed early).
+ * - `Stall`: writing stops after `afterBytes` body bytes; the socket stays open until the client
+ *   closes it or the server stops.
+ * - `Status`: the status (429, 500, 503, …) with a provider-style JSON error body (or `body`),
+ *   `Retry-After` from `retryAfter` (a number of seconds or a string such as an HTTP-date), and
+ *   any extra `headers`; no stream.
+ * - `Duplicate`: the whole body twice in one response (a second lifecycle spliced after the
+ *   first, same ids).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Fault =
+  | { readonly _tag: "Reset" }
+  | { readonly _tag: "Drop"; readonly afterBytes: number }
+  | { readonly _tag: "Truncate"; readonly afterBytes: number }
+  | { readonly _tag: "Stall"; readonly afterBytes: number }
+  | {
+    readonly _tag: "Status"
+    readonly status: number
+    readonly retryAfter?: number | string | undefined
+    readonly body?: string | undefined
+    readonly headers?: Readonly<Record<string, string>> | undefined
+  }
+  | { readonly _tag: "Duplicate" }
+
+/**
+ * How to answer one request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Answer {
+  readonly source: Source
+  readonly fault?: Fault | undefined
+  /** Bytes per write: a size, or a `[min, max]` range drawn per write. Default: see the module doc. */
+  readonly chunkBytes?: number | readonly [number, number] | undefined
+  /** Milliseconds between two writes. Default: the server's `paceMs`, else 0. */
+  readonly paceMs?: number | undefined
+  /** Milliseconds before the response head; `Infinity`: never (a first-byte stall). Default 0. */
+  readonly headersDelayMs?: number | undefined
+  /**
+   * Send exactly the bytes of the previous response to the same key (same ids): the same
+   * request answered twice. Without a previous response, the source is used.
+   */
+  readonly repeatPrevious?: boolean | undefined
+}
+
+/**
+ * A request as the plan sees it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Request {
+  /** Identifies "the same request" across attempts (see `Options.requestKey`). */
+  readonly key: string
+  /** 1 for the first request with this key, 2 for the next, … */
+  readonly attempt: number
+  /** 1-based arrival number on this server. */
+  readonly seq: number
+  readonly path: string
+  readonly headers: IncomingHttpHeaders
+  /** The parsed JSON body. */
+  readonly body: unknown
+  readonly rawBody: string
+}
+
+/**
+ * What became of a request: `pending` (still being answered), `completed` (the whole body
+ * written and ended; a `Duplicate` included), `dropped`, `truncated`, `stalled`, `reset` and
+ * `status` (its fault was applied), `client-closed` (the client went away first: a timeout, an
+ * abort), `rejected` (not a POST with a JSON body: 405 or 400).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Outcome =
+  | "pending"
+  | "completed"
+  | "dropped"
+  | "truncated"
+  | "stalled"
+  | "reset"
+  | "status"
+  | "client-closed"
+  | "rejected"
+
+/**
+ * The record of one request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RequestRecord {
+  readonly seq: number
+  readonly key: string
+  readonly attempt: number
+  readonly path: string
+  readonly fault: Fault["_tag"] | null
+  /** The status sent, `null` when no head was sent. */
+  readonly status: number | null
+  /** Body bytes written. */
+  readonly bytesWritten: number
+  readonly outcome: Outcome
+  /** The tool-call ids of the body sent (generated sources only). */
+  readonly toolCallIds: ReadonlyArray<string>
+}
+
+/**
+ * A snapshot of the server's counters.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Stats {
+  readonly requests: number
+  /** Connections accepted since the start. */
+  readonly connections: number
+  /** Sockets open now (keep-alive connections a client still holds count). */
+  readonly openSockets: number
+  readonly outcomes: Readonly<Record<Outcome, number>>
+  readonly log: ReadonlyArray<RequestRecord>
+}
+
+/**
+ * Server options.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** The answer to every request, or a function choosing it per request. */
+  readonly plan: Answer | ((request: Request) => Answer)
+  /** Default: the raw body text. */
+  readonly requestKey?: ((request: Omit<Request, "key" | "attempt" | "seq">) => string) | undefined
+  /** Seed of the generator of ids and splits; default random. */
+  readonly seed?: number | undefined
+  /** Default milliseconds between writes. */
+  readonly paceMs?: number | undefined
+}
+
+/**
+ * A running fake provider.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Server {
+  /** `http://127.0.0.1:PORT`: POST to any path. */
+  readonly url: string
+  readonly stats: Effect.Effect<Stats>
+  /**
+   * Waits (real time, polling) until at most `count` sockets are open or `timeoutMs` (default
+   * 2000) has passed; gives the number open then.
+   */
+  readonly awaitOpenSockets: (count: number, timeoutMs?: number) => Effect.Effect<number>
+}
+
+// -----------------------------------------------------------------------------
+// generation
+// -----------------------------------------------------------------------------
+
+/** mulberry32: small, fast, seedable. */
+const makeRandom = (seed: number) => {
+  let a = seed >>> 0
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+  const int = (min: number, max: number) => min + Math.floor(next() * (max - min + 1))
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+  const id = (length: number) => {
+    let out = ""
+    for (let i = 0; i < length; i++) out += alphabet[int(0, alphabet.length - 1)]
+    return out
+  }
+  return { next, int, id }
+}
+
+type Random = ReturnType<typeof makeRandom>
+
+/** Word-sized text deltas: one to three tokens (a word with its leading space, or a mark). */
+const splitText = (text: string, random: Random): Array<string> => {
+  const tokens = text.match(/\s*[\p{L}\p{N}_'’-]+|\s*[^\s\p{L}\p{N}_'’-]|\s+/gu) ?? []
+  const out: Array<string> = []
+  for (let i = 0; i < tokens.length;) {
+    const n = random.int(1, 3)
+    out.push(tokens.slice(i, i + n).join(""))
+    i += n
+  }
+  return out
+}
+
+/** Argument deltas of 3 to 12 UTF-16 units, never splitting a surrogate pair. */
+const splitArguments = (json: string, random: Random): Array<string> => {
+  const out: Array<string> = []
+  let at = 0
+  while (at < json.length) {
+    let end = Math.min(json.length, at + random.int(3, 12))
+    const last = json.charCodeAt(end - 1)
+    if (end < json.length && last >= 0xd800 && last <= 0xdbff) end++
+    out.push(json.slice(at, end))
+    at = end
+  }
+  return out
+}
+
+const argumentsText = (call: ToolCallScenario) =>
+  typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments)
+
+const requestModel = (body: unknown): string | undefined =>
+  typeof body === "object" && body !== null && typeof (body as { model?: unknown }).model === "string"
+    ? (body as { model: string }).model
+    : undefined
+
+const tokens = (text: string) => Math.max(1, Math.ceil(text.length / 4))
+
+interface Generated {
+  readonly frames: ReadonlyArray<string>
+  readonly toolCallIds: ReadonlyArray<string>
+}
+
+const generateOpenAiChat = (scenario: Scenario, body: unknown, random: Random): Generated => {
+  const id = `chatcmpl-${random.id(29)}`
+  const created = Math.floor(Date.now() / 1000)
+  const model = scenario.model ?? requestModel(body) ?? "gpt-4o-2024-08-06"
+  const fingerprint = `fp_${random.id(10).toLowerCase()}`
+  const chunk = (delta: object, finishReason: string | null = null) =>
+    `data: ${
+      JSON.stringify({
+        id,
+        object: "chat.completion.chunk",
+        created,
+        model,
+        system_fingerprint: fingerprint,
+        choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }]
+      })
+    }\n\n`
+  const text = scenario.text ?? ""
+  const calls = scenario.toolCalls ?? []
+  const frames = [chunk({ role: "assistant", content: text === "" ? null : "", refusal: null })]
+  for (const piece of splitText(text, random)) frames.push(chunk({ content: piece }))
+  const toolCallIds: Array<string> = []
+  calls.forEach((call, index) => {
+    const callId = `call_${random.id(24)}`
+    toolCallIds.push(callId)
+    frames.push(
+      chunk({ tool_calls: [{ index, id: callId, type: "function", function: { name: call.name, arguments: "" } }] })
+    )
+    for (const piece of splitArguments(argumentsText(call), random)) {
+      frames.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }))
+    }
+  })
+  frames.push(chunk({}, scenario.finishReason ?? (calls.length > 0 ? "tool_calls" : "stop")))
+  const options = typeof body === "object" && body !== null
+    ? (body as { stream_options?: unknown }).stream_options
+    : undefined
+  if (
+    typeof options === "object" && options !== null && (options as { include_usage?: unknown }).include_usage === true
+  ) {
+    const completion = tokens(text + calls.map(argumentsText).join(""))
+    const prompt = tokens(JSON.stringify(body))
+    frames.push(
+      `data: ${
+        JSON.stringify({
+          id,
+          object: "chat.completion.chunk",
+          created,
+          model,
+          system_fingerprint: fingerprint,
+          choices: [],
+          usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
+        })
+      }\n\n`
+    )
+  }
+  frames.push("data: [DONE]\n\n")
+  return { frames, toolCallIds }
+}
+
+/** One Anthropic SSE frame: the `event:` line names the payload's `type`. */
+const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+
+const generateAnthropic = (scenario: Scenario, body: unknown, random: Random): Generated => {
+  const text = scenario.text ?? ""
+  const calls = scenario.toolCalls ?? []
+  const frames = [
+    event("message_start", {
+      message: {
+        id: `msg_01${random.id(22)}`,
+        type: "message",
+        role: "assistant",
+        model: scenario.model ?? requestModel(body) ?? "claude-sonnet-4-5-20250929",
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: tokens(JSON.stringify(body)), output_tokens: 1 }
+      }
+    })
+  ]
+  let index = 0
+  if (text !== "") {
+    frames.push(event("content_block_start", { index, content_block: { type: "text", text: "" } }))
+    frames.push(event("ping", {}))
+    for (const piece of splitText(text, random)) {
+      frames.push(event("content_block_delta", { index, delta: { type: "text_delta", text: piece } }))
+    }
+    frames.push(event("content_block_stop", { index }))
+    index++
+  }
+  const toolCallIds: Array<string> = []
+  for (const call of calls) {
+    const callId = `toolu_01${random.id(22)}`
+    toolCallIds.push(callId)
+    frames.push(
+      event("content_block_start", {
+        index,
+        content_block: { type: "tool_use", id: callId, name: call.name, input: {} }
+      })
+    )
+    for (const piece of ["", ...splitArguments(argumentsText(call), random)]) {
+      frames.push(event("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: piece } }))
+    }
+    frames.push(event("content_block_stop", { index }))
+    index++
+  }
+  frames.push(event("message_delta", {
+    delta: { stop_reason: scenario.finishReason ?? (calls.length > 0 ? "tool_use" : "end_turn"), stop_sequence: null },
+    usage: { output_tokens: tokens(text + calls.map(argumentsText).join("")) }
+  }))
+  frames.push(event("message_stop", {}))
+  return { frames, toolCallIds }
+}
+
+const encoder = new TextEncoder()
+
+/** The body of a response as writes (one per frame), and its tool-call ids. */
+const render = (
+  source: Source,
+  body: unknown,
+  random: Random
+): { writes: Array<Uint8Array>; toolCallIds: ReadonlyArray<string> } => {
+  switch (source._tag) {
+    case "Bytes":
+      return { writes: [source.bytes], toolCallIds: [] }
+    case "OpenAiChat": {
+      const generated = generateOpenAiChat(source.scenario, body, random)
+      return { writes: generated.frames.map((f) => encoder.encode(f)), toolCallIds: generated.toolCallIds }
+    }
+    case "Anthropic": {
+      const generated = generateAnthropic(source.scenario, body, random)
+      return { writes: generated.frames.map((f) => encoder.encode(f)), toolCallIds: generated.toolCallIds }
+    }
+  }
+}
+
+const styleOf = (source: Source): ErrorStyle =>
+  source._tag === "Bytes" ? source.style : source._tag === "Anthropic" ? "anthropic" : "openai"
+
+/** A provider-style JSON error body for a status, as each API documents its errors. */
+const errorBody = (style: ErrorStyle, status: number, random: Random): string => {
+  const kind = status === 429
+    ? "rate"
+    : status === 503 || status === 529
+    ? "overloaded"
+    : status >= 500
+    ? "server"
+    : "client"
+  switch (style) {
+    case "openai": {
+      const [message, type, code] = kind === "rate"
+        ? ["Rate limit reached for requests per min (RPM). Please try again in 1s.", "requests", "rate_limit_exceeded"]
+        : kind === "overloaded"
+        ? ["The engine is currently overloaded, please try again later.", "server_error", null]
+        : kind === "server"
+        ? ["The server had an error while processing your request. Sorry about that!", "server_error", null]
+        : [`Request failed with status ${status}.`, "invalid_request_error", null]
+      return JSON.stringify({ error: { message, type, param: null, code } })
+    }
+    case "anthropic": {
+      const [type, message] = kind === "rate"
+        ? [
+          "rate_limit_error",
+          "This request would exceed the rate limit for your organization. Please try again later."
+        ]
+        : kind === "overloaded"
+        ? ["overloaded_error", "Overloaded"]
+        : kind === "server"
+        ? ["api_error", "Internal server error"]
+        : ["invalid_request_error", `Request failed with status ${status}.`]
+      return JSON.stringify({ type: "error", error: { type, message }, request_id: `req_011${random.id(21)}` })
+    }
+    case "gemini": {
+      const [message, statusName] = kind === "rate"
+        ? ["Resource has been exhausted (e.g. check quota).", "RESOURCE_EXHAUSTED"]
+        : kind === "overloaded"
+        ? ["The model is overloaded. Please try again later.", "UNAVAILABLE"]
+        : kind === "server"
+        ? [
+          "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting",
+          "INTERNAL"
+        ]
+        : [`Request failed with status ${status}.`, "INVALID_ARGUMENT"]
+      return JSON.stringify({ error: { code: status, message, status: statusName } })
+    }
+  }
+}
+
+/** Re-splits writes into pieces of `chunkBytes` (fixed or drawn from a range). */
+const rechunk = (writes: ReadonlyArray<Uint8Array>, chunkBytes: number | readonly [number, number], random: Random) => {
+  const total = writes.reduce((n, w) => n + w.length, 0)
+  const all = new Uint8Array(total)
+  let at = 0
+  for (const w of writes) {
+    all.set(w, at)
+    at += w.length
+  }
+  const out: Array<Uint8Array> = []
+  for (let i = 0; i < total;) {
+    const size = Math.max(1, typeof chunkBytes === "number" ? chunkBytes : random.int(chunkBytes[0], chunkBytes[1]))
+    out.push(all.subarray(i, Math.min(total, i + size)))
+    i += size
+  }
+  return out
+}
+
+/** Keeps the first `limit` bytes of the writes. */
+const limitWrites = (writes: ReadonlyArray<Uint8Array>, limit: number) => {
+  const out: Array<Uint8Array> = []
+  let left = Math.max(0, limit)
+  for (const w of writes) {
+    if (left === 0) break
+    out.push(w.length <= left ? w : w.subarray(0, left))
+    left -= Math.min(left, w.length)
+  }
+  return out
+}
+
+// -----------------------------------------------------------------------------
+// server
+// -----------------------------------------------------------------------------
+
+const sendJson = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
+  res.writeHead(status, { "content-type": "application/json", ...headers })
+  res.end(body)
+}
+
+const emptyOutcomes = (): Record<Outcome, number> => ({
+  pending: 0,
+  completed: 0,
+  dropped: 0,
+  truncated: 0,
+  stalled: 0,
+  reset: 0,
+  status: 0,
+  "client-closed": 0,
+  rejected: 0
+})
+
+/**
+ * Starts a fake provider on 127.0.0.1 (a free port); it stops, destroying every open socket,
+ * when the scope closes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const random = makeRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32))
+    const sockets = new Set<Socket>()
+    const timers = new Set<ReturnType<typeof setTimeout>>()
+    const attempts = new Map<string, number>()
+    const previous = new Map<string, { writes: Array<Uint8Array>; toolCallIds: ReadonlyArray<string> }>()
+    const log: Array<{ -readonly [K in keyof RequestRecord]: RequestRecord[K] }> = []
+    let connections = 0
+    let stopped = false
+
+    const later = (ms: number, f: () => void) => {
+      if (stopped) return
+      const timer = setTimeout(() => {
+        timers.delete(timer)
+        f()
+      }, ms)
+      timers.add(timer)
+    }
+
+    const answer = (req: IncomingMessage, res: ServerResponse, request: Request, record: typeof log[number]) => {
+      let chosen: Answer
+      try {
+        chosen = typeof options.plan === "function" ? options.plan(request) : options.plan
+      } catch (error) {
+        record.outcome = "status"
+        record.status = 500
+        sendJson(res, 500, JSON.stringify({ error: { message: `fake provider plan threw: ${String(error)}` } }))
+        return
+      }
+      const fault = chosen.fault
+      record.fault = fault?._tag ?? null
+      res.on("close", () => {
+        if (record.outcome === "pending") record.outcome = "client-closed"
+      })
+      const respond = () => {
+        if (res.destroyed) return
+        if (fault?._tag === "Reset") {
+          record.outcome = "reset"
+          req.socket.destroy()
+          return
+        }
+        if (fault?._tag === "Status") {
+          const headers: Record<string, string> = { ...fault.headers }
+          if (fault.retryAfter !== undefined) headers["retry-after"] = String(fault.retryAfter)
+          record.outcome = "status"
+          record.status = fault.status
+          sendJson(res, fault.status, fault.body ?? errorBody(styleOf(chosen.source), fault.status, random), headers)
+          return
+        }
+        const rendered = chosen.repeatPrevious === true && previous.has(request.key)
+          ? previous.get(request.key)!
+          : render(chosen.source, request.body, random)
+        previous.set(request.key, rendered)
+        record.toolCallIds = rendered.toolCallIds
+        let writes = fault?._tag === "Duplicate" ? [...rendered.writes, ...rendered.writes] : rendered.writes
+        const chunkBytes = chosen.chunkBytes
+        if (chunkBytes !== undefined) writes = rechunk(writes, chunkBytes, random)
+        const limit = fault?._tag === "Drop" || fault?._tag === "Truncate" || fault?._tag === "Stall"
+          ? fault.afterBytes
+          : undefined
+        if (limit !== undefined) writes = limitWrites(writes, limit)
+        const pace = chosen.paceMs ?? options.paceMs ?? 0
+        record.status = 200
+        res.writeHead(200, {
+          "content-type": "text/event-stream; charset=utf-8",
+          "cache-control": "no-cache",
+          "x-request-id": `req_${random.id(24)}`
+        })
+        res.flushHeaders()
+        const finish = () => {
+          if (res.destroyed) return
+          switch (fault?._tag) {
+            case "Drop":
+              record.outcome = "dropped"
+              res.socket?.destroy()
+              return
+            case "Stall":
+              record.outcome = "stalled"
+              return
+            case "Truncate":
+              record.outcome = "truncated"
+              res.end()
+              return
+            default:
+              record.outcome = "completed"
+              res.end()
+          }
+        }
+        const write = (i: number) => {
+          if (res.destroyed) return
+          if (i >= writes.length) {
+            finish()
+            return
+          }
+          const piece = writes[i]!
+          res.write(piece, () => {
+            record.bytesWritten += piece.length
+            if (pace > 0) later(pace, () => write(i + 1))
+            else setImmediate(() => write(i + 1))
+          })
+        }
+        write(0)
+      }
+      const delay = chosen.headersDelayMs ?? 0
+      if (delay === Infinity) record.outcome = "stalled"
+      else if (delay > 0) later(delay, respond)
+      else respond()
+    }
+
+    const server = createServer((req, res) => {
+      const seq = log.length + 1
+      const record: typeof log[number] = {
+        seq,
+        key: "",
+        attempt: 0,
+        path: req.url ?? "/",
+        fault: null,
+        status: null,
+        bytesWritten: 0,
+        outcome: "pending",
+        toolCallIds: []
+      }
+      log.push(record)
+      if (req.method !== "POST") {
+        record.outcome = "rejected"
+        record.status = 405
+        sendJson(res, 405, JSON.stringify({ error: { message: "only POST is supported" } }), { allow: "POST" })
+        return
+      }
+      const chunks: Array<Buffer> = []
+      req.on("data", (chunk: Buffer) => chunks.push(chunk))
+      req.on("end", () => {
+        const rawBody = Buffer.concat(chunks).toString("utf8")
+        let body: unknown
+        try {
+          body = JSON.parse(rawBody)
+        } catch {
+          record.outcome = "rejected"
+          record.status = 400
+          sendJson(
+            res,
+            400,
+            JSON.stringify({ error: { message: "the request body is not JSON", type: "invalid_request_error" } })
+          )
+          return
+        }
+        const base = { path: record.path, headers: req.headers, body, rawBody }
+        const key = options.requestKey?.(base) ?? rawBody
+        const attempt = (attempts.get(key) ?? 0) + 1
+        attempts.set(key, attempt)
+        record.key = key
+        record.attempt = attempt
+        answer(req, res, { ...base, key, attempt, seq }, record)
+      })
+    })
+    server.on("connection", (socket: Socket) => {
+      connections++
+      sockets.add(socket)
+      socket.on("close", () => sockets.delete(socket))
+    })
+
+    const port = yield* Effect.acquireRelease(
+      Effect.callback<number>((resume) => {
+        server.listen(0, "127.0.0.1", () => {
+          const address = server.address()
+          resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0))
+        })
+      }),
+      () =>
+        Effect.callback<void>((resume) => {
+          stopped = true
+          for (const timer of timers) clearTimeout(timer)
+          timers.clear()
+          server.close(() => resume(Effect.void))
+          server.closeAllConnections()
+          for (const socket of sockets) socket.destroy()
+        })
+    )
+
+    const stats = Effect.sync((): Stats => {
+      const outcomes = emptyOutcomes()
+      for (const record of log) outcomes[record.outcome]++
+      return {
+        requests: log.length,
+        connections,
+        openSockets: sockets.size,
+        outcomes,
+        log: log.map((record) => ({ ...record }))
+      }
+    })
+
+    const awaitOpenSockets = (count: number, timeoutMs = 2000) =>
+      Effect.callback<number>((resume) => {
+        const deadline = Date.now() + timeoutMs
+        let timer: ReturnType<typeof setTimeout> | undefined
+        const check = () => {
+          if (sockets.size <= count || Date.now() >= deadline) resume(Effect.succeed(sockets.size))
+          else timer = setTimeout(check, 5)
+        }
+        check()
+        return Effect.sync(() => clearTimeout(timer))
+      })
+
+    return { url: `http://127.0.0.1:${port}`, stats, awaitOpenSockets }
+  })
+
+/**
+ * The fake provider as a service, for tests that share one server across a suite.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class FakeProvider extends Context.Service<FakeProvider, Server>()("@toolgate/adapters/testing/FakeProvider") {
+  /**
+   * A layer that starts the server with `options` and stops it when the layer is released.
+   *
+   * @since 0.1.0
+   */
+  static readonly layer = (options: Options): Layer.Layer<FakeProvider> => Layer.effect(FakeProvider, make(options))
+}
