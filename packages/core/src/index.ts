@@ -18,3 +18,6 @@ export * as StreamEvent from "./StreamEvent.js"
 
 /** @since 0.1.0 */
 export * as ToolCall from "./ToolCall.js"
+
+/** @since 0.1.0 */
+export * as IdempotencyKey from "./IdempotencyKey.js"

@@ -1,0 +1,571 @@
+/**
+ * Idempotency keys for tool calls: which calls are "the same mutation" and must run once.
+ *
+ * - The **intent key** names a business decision, not a delivery: caller scope (tenant + the
+ *   business event or conversation turn the model is answering) + tool name + the tool's declared
+ *   key fields (default: all validated arguments) + an occurrence ordinal that tells apart
+ *   identical calls inside one turn. A client retry of the turn reproduces every input, so it
+ *   reproduces the key; the provider's tool-call id, the attempt number and the wall clock are
+ *   never part of it (`research/idempotency.md` b.7, c.1 #1).
+ * - The **fingerprint** hashes the full validated arguments. The same key with another
+ *   fingerprint means the key was reused for a different payload (Stripe `idempotency_error`,
+ *   IETF draft 422) and must never execute.
+ * - The **provider-id key** exists because some teams ask for it. It is documented to
+ *   double-execute: a retried stream carries fresh tool-call ids (OpenAI, Anthropic and Gemini
+ *   all mint new ids per response), so every retry looks new. The test
+ *   `packages/runtime/test/KeyStrategy.test.ts` shows it.
+ *
+ * Encoding (version `tg1`): every hashed input is RFC 8785 canonical JSON (JCS, through the
+ * `canonicalize` package by the RFC's author) of a tuple whose first element names the key kind,
+ * so keys of different kinds can never collide, and whose parts are JSON strings or canonical JSON
+ * values, so `("a-b","c")` and `("a","b-c")` encode differently. Values must be plain JSON: finite
+ * numbers of magnitude at most 2^53−1 (every larger double is an integer that may be a collapsed
+ * literal: `JSON.parse` reads `9007199254740993` as `…992`), well-formed strings (no lone
+ * surrogates), plain objects and arrays. Strings are not Unicode-normalised (JCS does not; NFC and NFD spellings hash apart).
+ * The stored value carries the algorithm: `tg1:sha256:<64 lowercase hex>`, so a later scheme can
+ * coexist with stored records.
+ *
+ * Hashing: SHA-256 through the Web Crypto API (`crypto.subtle.digest`), which Node ≥ 19, Deno,
+ * Bun, browsers and workers all ship, so core stays free of I/O and platform imports and needs no
+ * extra dependency. It is asynchronous, so hashing is an Effect. A runtime may pass a faster
+ * synchronous {@link Digest} (`@toolgate/runtime` uses `node:crypto`); SHA-256 is SHA-256, and the
+ * golden vectors in `packages/core/test/IdempotencyKey.test.ts` pin both to the same hashes.
+ *
+ * @since 0.1.0
+ */
+import canonicalizeJson from "canonicalize"
+import { type Brand, Context, Effect, type Exit, Result, Schema } from "effect"
+import type { Tool } from "effect/ai"
+import type { ValidatedToolCall } from "./ToolCall.js"
+
+/**
+ * The algorithm id written in front of every key and fingerprint: toolgate key scheme 1, SHA-256.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const algorithm = "tg1:sha256"
+
+/**
+ * An intent (or provider-id) key: `tg1:sha256:<64 lowercase hex>`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type IntentKey = Brand.Branded<string, "@toolgate/core/IntentKey">
+
+/**
+ * A payload fingerprint: `tg1:sha256:<64 lowercase hex>` of the full validated arguments.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Fingerprint = Brand.Branded<string, "@toolgate/core/Fingerprint">
+
+/**
+ * The caller's scope of a key.
+ *
+ * - `tenant`: whose data the call mutates (an account, workspace or user id). Also the store's
+ *   partition (`scope` column).
+ * - `turn`: the business event the model is answering: the client's own `Idempotency-Key` when
+ *   the request has one, otherwise conversation id + id of the user message (b.7). A client retry
+ *   of the same turn must reproduce it; a new turn must not.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Scope {
+  readonly tenant: string
+  readonly turn: string
+}
+
+/**
+ * How a key is derived.
+ *
+ * - `"intent"` (default): scope + tool + key fields + ordinal. Stable across retries.
+ * - `"providerId"`: tenant + tool + the provider's tool-call id. Double-executes whenever the
+ *   provider mints a new id for the same decision (every retried stream); offered for systems
+ *   that replay the very same response, such as a queue redelivering one stored turn.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Strategy = "intent" | "providerId"
+
+/**
+ * A value that cannot be hashed deterministically: a non-finite number, a number beyond
+ * ±(2^53−1), a lone surrogate, a non-JSON value (function, bigint, symbol, class instance,
+ * `undefined` in an array), arguments the tool's parameters Schema cannot encode, or a
+ * provider-id key requested for a call without an id. Carries the tool name and the JSON path of
+ * the offending value, never the value.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnkeyableArguments extends Schema.TaggedError<UnkeyableArguments>()("UnkeyableArguments", {
+  toolName: Schema.String,
+  /** JSON path of the offending value (`""` for the root, `a.b[2]` below it). */
+  path: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `cannot derive an idempotency key for tool ${JSON.stringify(this.toolName)}${
+      this.path === "" ? "" : ` at ${this.path}`
+    }: ${this.reason}`
+  }
+}
+
+/**
+ * Tool annotation naming the argument fields that identify the mutation (business ids, target
+ * stage, owner, due date), as top-level keys of the schema-encoded arguments. Absent: all
+ * arguments are key fields. Free text that the model may rephrase on a retry (a note's wording)
+ * belongs outside the key; it still belongs to the fingerprint, so a retry that rephrases it fails
+ * with `IdempotencyKeyReused` rather than executing twice.
+ *
+ * ```ts
+ * const UpdateStage = Tool.make("UpdateStage", { parameters, success })
+ *   .annotate(IdempotencyKey.KeyFields, ["dealId", "stage"])
+ * ```
+ *
+ * @since 0.1.0
+ * @category annotations
+ */
+export const KeyFields = Context.Reference<ReadonlyArray<string> | undefined>(
+  "@toolgate/core/IdempotencyKey/KeyFields",
+  {
+    defaultValue: () => undefined
+  }
+)
+
+/**
+ * A SHA-256 implementation: the lowercase hex digest of a string's UTF-8 bytes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Digest = (text: string) => Effect.Effect<string>
+
+const hex = (bytes: ArrayBuffer): string => {
+  const view = new Uint8Array(bytes)
+  let out = ""
+  for (let i = 0; i < view.length; i++) out += view[i].toString(16).padStart(2, "0")
+  return out
+}
+
+const utf8 = new TextEncoder()
+
+/**
+ * SHA-256 through the Web Crypto API (`globalThis.crypto.subtle`). The default {@link Digest}.
+ *
+ * @since 0.1.0
+ * @category digests
+ */
+export const webCryptoDigest: Digest = (text) =>
+  Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", utf8.encode(text))).pipe(Effect.map(hex))
+
+const maxSafe = Number.MAX_SAFE_INTEGER
+
+/** In `u` mode a surrogate pair is one code point, so this matches lone surrogates only. */
+const loneSurrogate = /\p{Surrogate}/u
+const wellFormed = (text: string): boolean => !loneSurrogate.test(text)
+
+const formatPath = (path: string, key: string | number): string =>
+  typeof key === "number" ? `${path}[${key}]` : path === "" ? key : `${path}.${key}`
+
+/**
+ * Checks that `value` is plain JSON that hashes deterministically; returns the path and reason of
+ * the first violation, or `undefined`.
+ */
+const violation = (value: unknown, path: string): { path: string; reason: string } | undefined => {
+  switch (typeof value) {
+    case "string":
+      return wellFormed(value) ? undefined : { path, reason: "string contains a lone surrogate" }
+    case "number":
+      if (!Number.isFinite(value)) return { path, reason: "number is not finite" }
+      if (Math.abs(value) > maxSafe) {
+        return { path, reason: "number is beyond ±(2^53−1) and may have lost precision" }
+      }
+      return undefined
+    case "boolean":
+      return undefined
+    case "object": {
+      if (value === null) return undefined
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) {
+          const found = violation(value[i], formatPath(path, i))
+          if (found !== undefined) return found
+        }
+        return undefined
+      }
+      const proto = Object.getPrototypeOf(value)
+      if (proto !== Object.prototype && proto !== null) return { path, reason: "value is not a plain JSON object" }
+      for (const key of Object.keys(value)) {
+        const child = (value as Record<string, unknown>)[key]
+        if (!wellFormed(key)) return { path, reason: "object key contains a lone surrogate" }
+        if (child === undefined) continue
+        const found = violation(child, formatPath(path, key))
+        if (found !== undefined) return found
+      }
+      return undefined
+    }
+    default:
+      return { path, reason: `${typeof value} is not a JSON value` }
+  }
+}
+
+/**
+ * RFC 8785 canonical JSON of a plain JSON value. Object members whose value is `undefined` are
+ * left out (as in `JSON.stringify`).
+ *
+ * Fails with `UnkeyableArguments` for anything that is not plain JSON or does not hash
+ * deterministically (see the module docs).
+ *
+ * @since 0.1.0
+ * @category canonical JSON
+ */
+export const canonical = (value: unknown, toolName = ""): Result.Result<string, UnkeyableArguments> => {
+  const found = violation(value, "")
+  if (found !== undefined) return Result.fail(new UnkeyableArguments({ toolName, ...found }))
+  const text = canonicalizeJson(value)
+  return text === undefined
+    ? Result.fail(new UnkeyableArguments({ toolName, path: "", reason: "value has no JSON representation" }))
+    : Result.succeed(text)
+}
+
+/**
+ * The canonical key material of one call: what the intent key and the fingerprint hash.
+ *
+ * - `keyFields`: canonical JSON of the key fields (an object with only the declared fields;
+ *   all arguments when none are declared).
+ * - `arguments`: canonical JSON of the full arguments.
+ * - `occurrence`: canonical JSON of `[tool, keyFields]`, what {@link Occurrences} counts.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Material {
+  readonly tool: string
+  readonly keyFields: string
+  readonly arguments: string
+  readonly occurrence: string
+}
+
+/**
+ * Builds the canonical material of a call from its schema-encoded arguments (a JSON object) and
+ * optional key fields (top-level names; a declared field that is absent is left out).
+ *
+ * Fails with `UnkeyableArguments` when the arguments are not plain JSON.
+ *
+ * @since 0.1.0
+ * @category key material
+ */
+export const material = (
+  tool: string,
+  args: unknown,
+  keyFields?: ReadonlyArray<string> | undefined
+): Result.Result<Material, UnkeyableArguments> => {
+  const all = canonical(args, tool)
+  if (Result.isFailure(all)) return Result.fail(all.failure)
+  let keyText = all.success
+  if (keyFields !== undefined) {
+    if (typeof args !== "object" || args === null || Array.isArray(args)) {
+      return Result.fail(
+        new UnkeyableArguments({ toolName: tool, path: "", reason: "key fields need object arguments" })
+      )
+    }
+    const picked: Record<string, unknown> = {}
+    for (const field of keyFields) {
+      // defineProperty, not assignment: a JSON key "__proto__" must stay an own member.
+      if (Object.hasOwn(args, field)) {
+        Object.defineProperty(picked, field, {
+          value: (args as Record<string, unknown>)[field],
+          enumerable: true,
+          writable: true,
+          configurable: true
+        })
+      }
+    }
+    const selected = canonical(picked, tool)
+    if (Result.isFailure(selected)) return Result.fail(selected.failure)
+    keyText = selected.success
+  }
+  return Result.succeed({
+    tool,
+    keyFields: keyText,
+    arguments: all.success,
+    occurrence: `[${JSON.stringify(tool)},${keyText}]`
+  })
+}
+
+const scopeViolation = (scope: Scope, tool: string): UnkeyableArguments | undefined =>
+  !wellFormed(scope.tenant) || !wellFormed(scope.turn)
+    ? new UnkeyableArguments({ toolName: tool, path: "", reason: "scope contains a lone surrogate" })
+    : !wellFormed(tool)
+    ? new UnkeyableArguments({ toolName: "", path: "", reason: "tool name contains a lone surrogate" })
+    : undefined
+
+/**
+ * The exact text the intent key hashes: canonical JSON of
+ * `["toolgate/intent", 1, tenant, turn, tool, keyFields, ordinal]`.
+ *
+ * @since 0.1.0
+ * @category key material
+ */
+export const intentInput = (scope: Scope, m: Material, ordinal: number): string =>
+  `["toolgate/intent",1,${JSON.stringify(scope.tenant)},${JSON.stringify(scope.turn)},${
+    JSON.stringify(m.tool)
+  },${m.keyFields},${ordinal}]`
+
+/**
+ * The exact text the fingerprint hashes: canonical JSON of
+ * `["toolgate/fingerprint", 1, tool, arguments]`.
+ *
+ * @since 0.1.0
+ * @category key material
+ */
+export const fingerprintInput = (m: Material): string =>
+  `["toolgate/fingerprint",1,${JSON.stringify(m.tool)},${m.arguments}]`
+
+/**
+ * The exact text the provider-id key hashes: canonical JSON of
+ * `["toolgate/provider-id", 1, tenant, tool, toolCallId]`.
+ *
+ * @since 0.1.0
+ * @category key material
+ */
+export const providerIdInput = (tenant: string, tool: string, toolCallId: string): string =>
+  `["toolgate/provider-id",1,${JSON.stringify(tenant)},${JSON.stringify(tool)},${JSON.stringify(toolCallId)}]`
+
+/**
+ * Formats a hex digest as a stored key value: `tg1:sha256:<hex>`.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const format = (hexDigest: string): string => `${algorithm}:${hexDigest}`
+
+/**
+ * The intent key of one call. `ordinal` is 0 for the first call with this tool and these key
+ * fields in the turn, 1 for the second identical one, and so on (see {@link Occurrences}).
+ *
+ * Fails with `UnkeyableArguments` when the scope or tool name is not well-formed text, or the
+ * ordinal is not a non-negative integer.
+ *
+ * @since 0.1.0
+ * @category keys
+ */
+export const intentKey = (
+  scope: Scope,
+  m: Material,
+  ordinal: number,
+  digest: Digest = webCryptoDigest
+): Effect.Effect<IntentKey, UnkeyableArguments> => {
+  const bad = intentViolation(scope, m, ordinal)
+  return bad !== undefined
+    ? Effect.fail(bad)
+    : Effect.map(digest(intentInput(scope, m, ordinal)), (h) => format(h) as IntentKey)
+}
+
+const intentViolation = (scope: Scope, m: Material, ordinal: number): UnkeyableArguments | undefined =>
+  scopeViolation(scope, m.tool) ??
+    (Number.isSafeInteger(ordinal) && ordinal >= 0
+      ? undefined
+      : new UnkeyableArguments({ toolName: m.tool, path: "", reason: "ordinal must be a non-negative integer" }))
+
+/**
+ * The fingerprint of one call's full arguments.
+ *
+ * @since 0.1.0
+ * @category keys
+ */
+export const fingerprint = (m: Material, digest: Digest = webCryptoDigest): Effect.Effect<Fingerprint> =>
+  Effect.map(digest(fingerprintInput(m)), (h) => format(h) as Fingerprint)
+
+/**
+ * The provider-id key: tenant + tool + the provider's tool-call id. See {@link Strategy} for why
+ * it double-executes on retried streams.
+ *
+ * Fails with `UnkeyableArguments` when a string is not well-formed.
+ *
+ * @since 0.1.0
+ * @category keys
+ */
+export const providerIdKey = (
+  tenant: string,
+  tool: string,
+  toolCallId: string,
+  digest: Digest = webCryptoDigest
+): Effect.Effect<IntentKey, UnkeyableArguments> =>
+  !wellFormed(tenant) || !wellFormed(tool) || !wellFormed(toolCallId)
+    ? Effect.fail(new UnkeyableArguments({ toolName: tool, path: "", reason: "text contains a lone surrogate" }))
+    : Effect.map(digest(providerIdInput(tenant, tool, toolCallId)), (h) => format(h) as IntentKey)
+
+/**
+ * The key to hand to the downstream system (a Stripe `Idempotency-Key` header, a Salesforce
+ * external-id value, a HubSpot unique property): `tgk1-<64 hex of the key>-<generation>`, 78+
+ * ASCII characters, identical across attempts and takeovers of one record, new when the key is
+ * reused after retention (`generation` bumps), so a deliberate repeat is not swallowed by the
+ * downstream's own deduplication. The key already hashes the tenant, so no second hash is needed.
+ *
+ * @since 0.1.0
+ * @category keys
+ */
+export const downstreamKey = (key: string, generation: number): string =>
+  `tgk1-${key.slice(key.lastIndexOf(":") + 1)}-${generation}`
+
+/**
+ * Counts occurrences of identical calls (same tool, same key fields) within one turn, to assign
+ * ordinals: the first occurrence gets 0, the next identical one 1, and so on. Share one instance
+ * across every model step of a turn, so a call repeated in a later step of the same turn is the
+ * second occurrence, not a replay of the first.
+ *
+ * @since 0.1.0
+ * @category ordinals
+ */
+export class Occurrences {
+  private readonly seen = new Map<string, number>()
+  /** The ordinal of the next call with this material's `occurrence`. */
+  next(m: Material): number {
+    const n = this.seen.get(m.occurrence) ?? 0
+    this.seen.set(m.occurrence, n + 1)
+    return n
+  }
+}
+
+/**
+ * The keys of one call.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallKeys {
+  readonly key: IntentKey
+  readonly fingerprint: Fingerprint
+  readonly material: Material
+}
+
+/** JSON encoders of tools' parameters, built once per tool. */
+const parameterEncoders = new WeakMap<Tool.Any, (u: unknown) => Exit.Exit<unknown, Schema.SchemaError>>()
+
+/**
+ * Encodes a validated call's parameters to JSON with its tool's parameters Schema
+ * (`Schema.toCodecJson`, so defaults and transformations normalise them: `{q}` and
+ * `{q, limit: 10}` agree when `limit` defaults to 10, and a `Date` becomes its ISO string)
+ * and returns its canonical material, using the tool's {@link KeyFields} annotation.
+ *
+ * Fails with `UnkeyableArguments` when encoding fails or the encoded value is not plain JSON.
+ *
+ * @since 0.1.0
+ * @category key material
+ */
+export const materialOf = (call: ValidatedToolCall): Result.Result<Material, UnkeyableArguments> => {
+  const tool: Tool.Any = call.tool
+  let encode = parameterEncoders.get(tool)
+  if (encode === undefined) {
+    encode = Schema.encodeUnknownExit(Schema.toCodecJson(tool.parametersSchema as Schema.Codec<unknown, unknown>))
+    parameterEncoders.set(tool, encode)
+  }
+  const encoded = encode(call.params)
+  if (encoded._tag === "Failure") {
+    return Result.fail(
+      new UnkeyableArguments({
+        toolName: call.name,
+        path: "",
+        reason: "the parameters schema cannot encode the arguments"
+      })
+    )
+  }
+  return material(call.name, encoded.value, Context.get(tool.annotations, KeyFields))
+}
+
+/**
+ * A synchronous SHA-256 implementation: the lowercase hex digest of a string's UTF-8 bytes (for
+ * example `node:crypto`'s `createHash`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SyncDigest = (text: string) => string
+
+/**
+ * {@link forCall} with a synchronous digest: the same keys, without an Effect per hash (the
+ * executor's hot path). Fails with `UnkeyableArguments`.
+ *
+ * @since 0.1.0
+ * @category keys
+ */
+export const forCallSync = (
+  call: ValidatedToolCall,
+  options: {
+    readonly scope: Scope
+    readonly ordinal?: number | undefined
+    readonly strategy?: Strategy | undefined
+    readonly digest: SyncDigest
+    readonly material?: Material | undefined
+  }
+): Result.Result<CallKeys, UnkeyableArguments> => {
+  let m = options.material
+  if (m === undefined) {
+    const derived = materialOf(call)
+    if (Result.isFailure(derived)) return Result.fail(derived.failure)
+    m = derived.success
+  }
+  let key: IntentKey
+  if (options.strategy === "providerId") {
+    const { scope } = options
+    if (call.id === null || call.id === "") {
+      return Result.fail(
+        new UnkeyableArguments({ toolName: call.name, path: "", reason: "the call has no provider id" })
+      )
+    }
+    if (!wellFormed(scope.tenant) || !wellFormed(call.name) || !wellFormed(call.id)) {
+      return Result.fail(
+        new UnkeyableArguments({ toolName: call.name, path: "", reason: "text contains a lone surrogate" })
+      )
+    }
+    key = format(options.digest(providerIdInput(scope.tenant, call.name, call.id))) as IntentKey
+  } else {
+    const ordinal = options.ordinal ?? 0
+    const bad = intentViolation(options.scope, m, ordinal)
+    if (bad !== undefined) return Result.fail(bad)
+    key = format(options.digest(intentInput(options.scope, m, ordinal))) as IntentKey
+  }
+  return Result.succeed({ key, fingerprint: format(options.digest(fingerprintInput(m))) as Fingerprint, material: m })
+}
+
+/**
+ * Derives the key and fingerprint of a validated call in a scope.
+ *
+ * - `ordinal`: the call's occurrence ordinal in the turn (default 0).
+ * - `strategy`: `"intent"` (default) or `"providerId"` (needs the call's provider id).
+ * - `digest`: the SHA-256 implementation (default Web Crypto).
+ *
+ * Fails with `UnkeyableArguments`.
+ *
+ * @since 0.1.0
+ * @category keys
+ */
+export const forCall = (
+  call: ValidatedToolCall,
+  options: {
+    readonly scope: Scope
+    readonly ordinal?: number | undefined
+    readonly strategy?: Strategy | undefined
+    readonly digest?: Digest | undefined
+    readonly material?: Material | undefined
+  }
+): Effect.Effect<CallKeys, UnkeyableArguments> =>
+  Effect.gen(function*() {
+    const digest = options.digest ?? webCryptoDigest
+    const m = options.material ?? (yield* Effect.fromResult(materialOf(call)))
+    let key: IntentKey
+    if (options.strategy === "providerId") {
+      if (call.id === null || call.id === "") {
+        return yield* new UnkeyableArguments({ toolName: call.name, path: "", reason: "the call has no provider id" })
+      }
+      key = yield* providerIdKey(options.scope.tenant, call.name, call.id, digest)
+    } else {
+      key = yield* intentKey(options.scope, m, options.ordinal ?? 0, digest)
+    }
+    return { key, fingerprint: yield* fingerprint(m, digest), material: m }
+  })

@@ -1,0 +1,389 @@
+/**
+ * The idempotency store: one record per (scope, key) that says whether a tool call's effect is
+ * not yet attempted, leased to a worker, done (result cached), failed terminally (failure
+ * cached), released (known not applied, claimable again), or `unknown`.
+ *
+ * The design is `research/idempotency.md` §b (schema b.2, statements S1–S10), checked under
+ * real concurrency there, with three additions:
+ *
+ * - an `unknown` record is claimable by a tool whose recovery is `reexecute` or `reconcile`
+ *   (the downstream deduplicates on our key, or the taker probes it first), within `maxAttempts`;
+ * - a claim whose response was lost (connection cut after commit) can be resumed by the same
+ *   `owner` token, so retrying a claim never strands the record until its lease expires;
+ * - completions are confirmed after a lost response: a `complete`/`fail`/`release` that matched no
+ *   row checks whether the record already holds exactly this write under the same fence.
+ *
+ * Invariants every implementation keeps (the conformance suite in
+ * `packages/runtime/test/conformance.ts` runs them against memory, PGlite and PostgreSQL):
+ *
+ * 1. Claims are atomic: of any number of concurrent claims of one key, one wins.
+ * 2. Every write after a claim is fenced: it names the fence it holds and changes nothing when
+ *    the record's fence differs (`LeaseLost`). Fences come from one monotonic sequence, are never
+ *    reused (not even after a purge), and change on every claim, takeover and park.
+ * 3. Time decisions use the store's clock (the database's `now()`; the memory store's `Clock`);
+ *    every operation takes an optional `now` so tests can inject time.
+ * 4. Records in progress or `unknown` are never deleted; settled records only after retention.
+ * 5. Claims run in autocommit, never inside a transaction that spans the tool call (b.1 #11).
+ *
+ * Layers: {@link layerSql} over effect's `SqlClient` (one implementation for a PostgreSQL server
+ * through `@effect/sql-pg` and for PGlite through `EmbeddedPostgres`), {@link layerMemory} with
+ * the same semantics for unit tests.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, type Option } from "effect"
+import type { Migrator, SqlClient } from "effect/sql"
+import type { LeaseLost, StoreUnavailable } from "./ExecutionError.js"
+import * as MemoryStore from "./internal/memoryStore.js"
+import * as SqlStore from "./internal/sqlStore.js"
+
+/**
+ * Record states (b.1 #8).
+ *
+ * - `in_progress`: leased to a worker until `leaseExpiresAt`.
+ * - `succeeded`: done; the result is cached and replayed.
+ * - `failed`: terminal failure; cached and replayed.
+ * - `released`: the last attempt failed and is known not to have applied; claimable again.
+ * - `unknown`: an attempt may have applied; needs a takeover (per recovery mode) or a resolve.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Status = "in_progress" | "succeeded" | "failed" | "released" | "unknown"
+
+/**
+ * What may happen when a previous attempt may have applied (an expired lease or an `unknown`
+ * record), stored on the record at its first claim so claims and the reaper agree (b.1 #9):
+ *
+ * - `reexecute`: run again with the same downstream key; the downstream deduplicates on it.
+ * - `reconcile`: take over, probe the downstream by key, run only if the effect is not there.
+ * - `manual`: never re-run automatically; park as `unknown` for an operator or reconciler.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Recovery = "reexecute" | "reconcile" | "manual"
+
+/**
+ * How a claim was won, from the state it replaced:
+ *
+ * - `Fresh`: no record existed.
+ * - `FreshAfterRetention`: a settled record past retention was replaced; `generation` bumped.
+ * - `RetryAfterRelease`: the previous attempt was released (known not applied).
+ * - `Takeover`: the previous attempt may have applied (expired lease, `unknown`, or this owner's
+ *   own claim whose response was lost): use the same downstream key, or reconcile first.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ClaimKind = "Fresh" | "FreshAfterRetention" | "RetryAfterRelease" | "Takeover"
+
+/**
+ * A record's identity: `scope` (the tenant) and `key` (`tg1:sha256:…`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RecordRef {
+  readonly scope: string
+  readonly key: string
+}
+
+/**
+ * A record reference plus the fence its holder (or observer) saw.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FencedRef extends RecordRef {
+  readonly fence: bigint
+}
+
+/**
+ * A claim.
+ *
+ * - `tool`: tool name (diagnostics); `fingerprint`: of the full arguments.
+ * - `owner`: a token unique to this execution (diagnostics, and resuming a claim whose response
+ *   was lost).
+ * - `leaseMs`: lease length, ms. `retentionMs`: how long the settled record is kept, ms (≥ the
+ *   longest client retry window and the downstream's own dedupe window; default 24 h).
+ * - `maxAttempts`, `recovery`: stored at the first claim of a generation.
+ * - `now`: the store clock's reading to use instead of its own (tests).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ClaimRequest extends RecordRef {
+  readonly tool: string
+  readonly fingerprint: string
+  readonly owner: string
+  readonly leaseMs: number
+  readonly retentionMs: number
+  readonly maxAttempts: number
+  readonly recovery: Recovery
+  readonly now?: Date | undefined
+}
+
+/**
+ * A won claim: the fence to present on every later write.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Lease extends FencedRef {
+  readonly kind: ClaimKind
+  /** The status the claim replaced, `null` when the record was new. */
+  readonly previous: Status | null
+  readonly attempt: number
+  readonly maxAttempts: number
+  readonly generation: number
+  readonly recovery: Recovery
+  readonly leaseExpiresAt: Date
+}
+
+/**
+ * A record as read (S2), with lease and retention evaluated at the store clock's `now`.
+ *
+ * `result` and `error` are the stored JSON values (the result encoded with the tool's success
+ * Schema). `retryAfterMs` is the lease time left (0 when none or expired).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StoredRecord extends FencedRef {
+  readonly tool: string
+  readonly fingerprint: string
+  readonly status: Status
+  readonly previous: Status | null
+  readonly attempt: number
+  readonly maxAttempts: number
+  readonly generation: number
+  readonly recovery: Recovery
+  readonly owner: string | null
+  readonly result: unknown
+  readonly error: unknown
+  readonly externalRef: string | null
+  readonly leaseExpiresAt: Date | null
+  readonly expiresAt: Date
+  readonly createdAt: Date
+  readonly updatedAt: Date
+  readonly completedAt: Date | null
+  readonly retryAfterMs: number
+  readonly leaseExpired: boolean
+  readonly retentionElapsed: boolean
+}
+
+/**
+ * The answer to a claim: the lease, or the record that prevented it (read right after, S2).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Claim =
+  | { readonly _tag: "Claimed"; readonly lease: Lease }
+  | { readonly _tag: "Existing"; readonly record: StoredRecord }
+
+/**
+ * How an `unknown` record is resolved (S9) once the outcome is known.
+ *
+ * - `Succeeded`: the effect happened; `result` is its JSON text (encoded with the success Schema).
+ * - `Failed`: terminal; `error` is JSON text.
+ * - `Released`: the effect did not happen; claimable again within `maxAttempts`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Resolution =
+  | { readonly _tag: "Succeeded"; readonly result: string; readonly externalRef?: string | null | undefined }
+  | { readonly _tag: "Failed"; readonly error: string }
+  | { readonly _tag: "Released" }
+
+/**
+ * Optional store-clock override, for tests.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface At {
+  readonly now?: Date | undefined
+}
+
+/**
+ * The service. Every operation fails with `StoreUnavailable` when the store cannot be reached;
+ * fenced writes fail with `LeaseLost` when the record's fence or status is not the one held, and
+ * then change nothing.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /** S1 (+ S2 when lost): claims the key, or returns the record that prevents it. */
+  readonly claim: (request: ClaimRequest) => Effect.Effect<Claim, StoreUnavailable>
+  /** S2: the record, evaluated at `now`. */
+  readonly read: (ref: RecordRef, options?: At) => Effect.Effect<Option.Option<StoredRecord>, StoreUnavailable>
+  /** S3: `in_progress` → `succeeded` with the result (JSON text, ≤ 256 KiB), kept `retentionMs`. */
+  readonly complete: (
+    lease: FencedRef,
+    options: At & {
+      readonly result: string
+      readonly externalRef?: string | null | undefined
+      readonly retentionMs: number
+    }
+  ) => Effect.Effect<void, LeaseLost | StoreUnavailable>
+  /** S4: `in_progress` → `failed` (terminal; the error JSON text is cached and replayed). */
+  readonly fail: (
+    lease: FencedRef,
+    options: At & { readonly error: string; readonly retentionMs: number }
+  ) => Effect.Effect<void, LeaseLost | StoreUnavailable>
+  /** S5: `in_progress` → `released` (known not applied; claimable again). */
+  readonly release: (
+    lease: FencedRef,
+    options: At & { readonly error: string | null }
+  ) => Effect.Effect<void, LeaseLost | StoreUnavailable>
+  /** S6: extends the lease to `now + leaseMs`; returns the new expiry. */
+  readonly heartbeat: (
+    lease: FencedRef,
+    options: At & { readonly leaseMs: number }
+  ) => Effect.Effect<Date, LeaseLost | StoreUnavailable>
+  /** The holder parks its own lease as `unknown` (ambiguous outcome); returns the new fence. */
+  readonly park: (
+    lease: FencedRef,
+    options: At & { readonly error: string | null }
+  ) => Effect.Effect<bigint, LeaseLost | StoreUnavailable>
+  /** S7: parks an expired lease seen at `fence` as `unknown`; `None` when someone acted first. */
+  readonly parkExpired: (ref: FencedRef, options?: At) => Effect.Effect<Option.Option<bigint>, StoreUnavailable>
+  /** S9: resolves an `unknown` record seen at `fence`. */
+  readonly resolve: (
+    ref: FencedRef,
+    resolution: Resolution,
+    options: At & { readonly retentionMs: number }
+  ) => Effect.Effect<void, LeaseLost | StoreUnavailable>
+  /**
+   * S8: parks leases expired for more than `graceMs` (default 0) whose recovery is `manual` or
+   * whose attempts are used up, or every one with `includeReexecutable`; at most `batchSize`
+   * (default 100) per call. Returns the parked records with their new fences.
+   */
+  readonly reap: (
+    options?: At & {
+      readonly graceMs?: number | undefined
+      readonly includeReexecutable?: boolean | undefined
+      readonly batchSize?: number | undefined
+    }
+  ) => Effect.Effect<ReadonlyArray<FencedRef>, StoreUnavailable>
+  /** S10: deletes settled records past retention, in batches of `batchSize` (default 500) until none is left. */
+  readonly purge: (
+    options?: At & { readonly batchSize?: number | undefined }
+  ) => Effect.Effect<number, StoreUnavailable>
+  /**
+   * Journals an attempt whose outcome could not be written to the record (a lease lost after the
+   * handler ran): the fence it held, its outcome and detail JSON text. Kept for reconciliation.
+   */
+  readonly journal: (
+    lease: FencedRef,
+    entry: At & { readonly attempt: number; readonly outcome: JournalOutcome; readonly detail: string | null }
+  ) => Effect.Effect<void, StoreUnavailable>
+  /** The journal entries of one record, oldest first. */
+  readonly journalOf: (ref: RecordRef) => Effect.Effect<ReadonlyArray<JournalEntry>, StoreUnavailable>
+}
+
+/**
+ * Outcomes an attempt journal entry records.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type JournalOutcome = "succeeded" | "failed" | "released" | "lease_lost" | "unknown"
+
+/**
+ * One journal entry.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface JournalEntry extends FencedRef {
+  readonly attempt: number
+  readonly outcome: JournalOutcome
+  readonly detail: unknown
+  readonly at: Date
+}
+
+/**
+ * Largest result the store accepts, in UTF-8 bytes of its JSON text: 256 KiB (262,144), also a
+ * CHECK constraint in SQL (b.1 #12). The executor checks its own (lower or equal) limit first.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxResultBytes = 262_144
+
+/**
+ * Default retention of settled records: 24 h in ms (Stripe's minimum key retention).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultRetentionMs = 24 * 60 * 60 * 1000
+
+/**
+ * The idempotency store service.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class IdempotencyStore extends Context.Service<IdempotencyStore, Service>()(
+  "@toolgate/runtime/IdempotencyStore"
+) {
+  /**
+   * The SQL store over effect's `SqlClient` (PostgreSQL ≥ 13 through `@effect/sql-pg`, or PGlite
+   * through `EmbeddedPostgres`). Creates the schema if needed and runs {@link migrations} with
+   * effect's `Migrator` when built. Fails with `StoreUnavailable` or `MigrationError`.
+   */
+  static readonly layerSql = (options?: SqlOptions): Layer.Layer<
+    IdempotencyStore,
+    StoreUnavailable | Migrator.MigrationError,
+    SqlClient.SqlClient
+  > => Layer.effect(IdempotencyStore, SqlStore.make(options?.schema ?? defaultSchema))
+
+  /** The in-memory store with the same semantics, for unit tests; its clock is effect's `Clock`. */
+  static readonly layerMemory: Layer.Layer<IdempotencyStore> = Layer.effect(IdempotencyStore, MemoryStore.make)
+}
+
+/**
+ * SQL store options. `schema`: the PostgreSQL schema holding the tables (`idem_record`,
+ * `idem_attempt`, sequence `idem_fence_seq`, migrations table `toolgate_migrations`); default
+ * `toolgate`. Lowercase letters, digits and `_`, starting with a letter or `_`, ≤ 63 characters.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SqlOptions {
+  readonly schema?: string | undefined
+}
+
+/**
+ * Default schema of the SQL store.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultSchema = "toolgate"
+
+/**
+ * The store's migrations for `schema`, as a `Migrator` loader (ids `1_…`). `layerSql` runs them;
+ * exported so an application can run them with its own migrations.
+ *
+ * @since 0.1.0
+ * @category migrations
+ */
+export const migrations = (schema: string = defaultSchema): Migrator.Loader => SqlStore.migrations(schema)
+
+/**
+ * Creates the schema (if missing) and runs the store's migrations in it, recording them in
+ * `<schema>.toolgate_migrations`. Safe to run concurrently (the Migrator locks its table).
+ *
+ * @since 0.1.0
+ * @category migrations
+ */
+export const migrate = (
+  schema: string = defaultSchema
+): Effect.Effect<void, StoreUnavailable | Migrator.MigrationError, SqlClient.SqlClient> => SqlStore.migrate(schema)

@@ -1,0 +1,23 @@
+/**
+ * @toolgate/runtime: services and layers that execute released tool calls exactly once — the
+ * SQL-backed idempotency store (PostgreSQL or embedded PGlite), the tool executor, their typed
+ * errors and metrics.
+ *
+ * @since 0.1.0
+ */
+
+/** @since 0.1.0 */
+export * as EmbeddedPostgres from "./EmbeddedPostgres.js"
+
+/** @since 0.1.0 */
+export * as ExecutionError from "./ExecutionError.js"
+
+/** @since 0.1.0 */
+export * as ExecutionMetrics from "./ExecutionMetrics.js"
+
+/** @since 0.1.0 */
+export * as IdempotencyStore from "./IdempotencyStore.js"
+
+/** @since 0.1.0 */
+export * as ToolExecutor from "./ToolExecutor.js"
+

@@ -1,0 +1,6 @@
+import { IdempotencyStore } from "@toolgate/runtime"
+import { conformance } from "./conformance.js"
+
+conformance("IdempotencyStore conformance: memory", IdempotencyStore.IdempotencyStore.layerMemory, {
+  propertyRuns: 100
+})

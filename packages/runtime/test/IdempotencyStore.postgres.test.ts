@@ -1,0 +1,18 @@
+import { IdempotencyStore } from "@toolgate/runtime"
+import { Layer } from "effect"
+import * as Postgres from "../../../test/support/postgres.js"
+import { conformance } from "./conformance.js"
+
+const pg = await Postgres.probe()
+const schema = Postgres.uniqueSchema("tg_conf")
+
+Postgres.describeServer(pg, "PostgreSQL server", () => {
+  conformance(
+    "IdempotencyStore conformance: PostgreSQL server",
+    IdempotencyStore.IdempotencyStore.layerSql({ schema }).pipe(
+      Layer.provide(Postgres.dropSchemaOnRelease(schema)),
+      Layer.provide(Postgres.client(12))
+    ),
+    { propertyRuns: 30 }
+  )
+})

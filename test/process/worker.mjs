@@ -1,0 +1,103 @@
+/**
+ * A worker process for `test/processes.test.ts`: runs the built `@toolgate/runtime` (dist) against
+ * the PostgreSQL server. Reads one JSON argument:
+ *
+ * - `{ mode: "race", url, schema, worker, keys, turn }`: executes `RecordVisit` for keys
+ *   0..keys-1 in a shuffled order, 8 at a time; the handler inserts one row per run into
+ *   `<schema>.runs` (the "downstream"), so the parent can count runs across processes. Prints one
+ *   JSON line `{ executed, replayed, failed }`.
+ * - `{ mode: "hang", url, schema, turn, recovery, leaseMs }`: executes one call whose handler
+ *   prints `{ event: "inside", key, downstreamKey, fence }` and never returns, to be SIGKILLed.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { IdempotencyStore, ToolExecutor } from "@toolgate/runtime"
+import { Effect, Layer, Redacted, Schema } from "effect"
+import { Tool, Toolkit } from "effect/ai"
+import { SqlClient } from "effect/sql"
+
+const config = JSON.parse(process.argv[2])
+
+const RecordVisit = Tool.make("RecordVisit", {
+  parameters: Schema.Struct({ leadId: Schema.String }),
+  success: Schema.Struct({ visit: Schema.String })
+})
+const Kit = Toolkit.make(RecordVisit)
+
+const callOf = (leadId) => ({
+  index: 0,
+  id: `call_${process.pid}_${leadId}`,
+  name: "RecordVisit",
+  tool: RecordVisit,
+  params: { leadId },
+  arguments: { leadId },
+  argumentsText: JSON.stringify({ leadId })
+})
+
+const Sql = PgClient.layer({ url: Redacted.make(config.url), maxConnections: 4 })
+const Live = IdempotencyStore.IdempotencyStore.layerSql({ schema: config.schema }).pipe(Layer.provideMerge(Sql))
+
+const race = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const executor = yield* ToolExecutor.make(Kit, {
+    RecordVisit: {
+      recovery: "reexecute",
+      run: (params, ctx) =>
+        Effect.gen(function*() {
+          yield* Effect.sleep(`${2 + Math.floor(Math.random() * 6)} millis`)
+          yield* sql.unsafe(`INSERT INTO "${config.schema}".runs (lead, worker, downstream_key) VALUES ($1, $2, $3)`, [
+            params.leadId,
+            config.worker,
+            ctx.downstreamKey
+          ])
+          return { visit: `${params.leadId}@${config.worker}` }
+        }).pipe(Effect.orDie)
+    }
+  }, { waitMs: 30_000 })
+  const order = Array.from({ length: config.keys }, (_, i) => `lead-${i}`)
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1))
+    ;[order[i], order[j]] = [order[j], order[i]]
+  }
+  const results = yield* Effect.forEach(
+    order,
+    (leadId) => Effect.result(executor.execute(callOf(leadId), { scope: { tenant: "acme", turn: config.turn } })),
+    { concurrency: 8 }
+  )
+  const tally = { executed: 0, replayed: 0, failed: [] }
+  for (const r of results) {
+    if (r._tag === "Failure") tally.failed.push(r.failure._tag)
+    else if (r.success._tag === "Executed") tally.executed++
+    else tally.replayed++
+  }
+  process.stdout.write(`${JSON.stringify(tally)}\n`)
+})
+
+const hang = Effect.gen(function*() {
+  const executor = yield* ToolExecutor.make(Kit, {
+    RecordVisit: {
+      recovery: config.recovery,
+      run: (_, ctx) =>
+        Effect.sync(() => {
+          process.stdout.write(
+            `${
+              JSON.stringify({
+                event: "inside",
+                key: ctx.key,
+                downstreamKey: ctx.downstreamKey,
+                fence: ctx.fence.toString()
+              })
+            }\n`
+          )
+        }).pipe(Effect.andThen(Effect.never))
+    }
+  }, { leaseMs: config.leaseMs })
+  yield* executor.execute(callOf("lead-hang"), { scope: { tenant: "acme", turn: config.turn } })
+})
+
+Effect.runPromise((config.mode === "race" ? race : hang).pipe(Effect.provide(Live))).then(
+  () => process.exit(0),
+  (error) => {
+    process.stderr.write(`${String(error)}\n`)
+    process.exit(1)
+  }
+)

@@ -1,0 +1,237 @@
+/**
+ * Exactly-once across OS processes on the PostgreSQL server. The workers are real `node`
+ * processes running the built `@toolgate/runtime` (`packages/runtime/dist`, from `npx tsc -b`;
+ * `npm test` builds first) through `test/process/worker.mjs`; this file runs the same code from
+ * source in-process.
+ *
+ * - 4 processes race the same 100 keys: every handler runs once (counted in a table the handler
+ *   writes, like a downstream system would).
+ * - A worker SIGKILLed inside its handler: no second run while its lease lasts; after it expires,
+ *   exactly one takeover, with the same downstream key — or `unknown` under `manual` recovery.
+ */
+import { assert, layer } from "@effect/vitest"
+import type { ToolCall } from "@toolgate/core"
+import { IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
+import { Effect, Exit, Layer, Option, Schema } from "effect"
+import { Tool, Toolkit } from "effect/ai"
+import { SqlClient } from "effect/sql"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Postgres from "./support/postgres.js"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const worker = path.join(root, "test/process/worker.mjs")
+
+/** The workers run the built dist: fail with a clear message when it is missing or older than src. */
+const staleBuild = (): string | undefined => {
+  for (const pkg of ["core", "runtime"]) {
+    const src = path.join(root, "packages", pkg, "src")
+    const files = fs.readdirSync(src, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"))
+    for (const file of files) {
+      const built = path.join(root, "packages", pkg, "dist", file.replace(/\.ts$/, ".js"))
+      if (!fs.existsSync(built) || fs.statSync(built).mtimeMs < fs.statSync(path.join(src, file)).mtimeMs) {
+        return `packages/${pkg}/dist is missing or older than ${file}: run \`npx tsc -b\` first`
+      }
+    }
+  }
+  return undefined
+}
+
+const pg = await Postgres.probe()
+const schema = Postgres.uniqueSchema("tg_proc")
+
+const RecordVisit = Tool.make("RecordVisit", {
+  parameters: Schema.Struct({ leadId: Schema.String }),
+  success: Schema.Struct({ visit: Schema.String })
+})
+const Kit = Toolkit.make(RecordVisit)
+const visit = (leadId: string): ToolCall.ValidatedToolCall<typeof RecordVisit> => ({
+  index: 0,
+  id: `call_parent_${Math.random()}`,
+  name: "RecordVisit",
+  tool: RecordVisit,
+  params: { leadId },
+  arguments: { leadId },
+  argumentsText: JSON.stringify({ leadId })
+})
+
+interface Spawned {
+  readonly child: ChildProcess
+  readonly lines: Array<string>
+  readonly exit: Promise<number | null>
+  readonly line: (predicate: (line: string) => boolean) => Promise<string>
+}
+
+const start = (config: Record<string, unknown>): Spawned => {
+  const child = spawn(process.execPath, [worker, JSON.stringify({ url: Postgres.url, schema, ...config })], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  const lines: Array<string> = []
+  const waiters: Array<{ predicate: (line: string) => boolean; resolve: (line: string) => void }> = []
+  let buffer = ""
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+    buffer += chunk
+    let nl = buffer.indexOf("\n")
+    while (nl >= 0) {
+      const line = buffer.slice(0, nl)
+      buffer = buffer.slice(nl + 1)
+      lines.push(line)
+      for (const w of waiters.filter((x) => x.predicate(line))) w.resolve(line)
+      nl = buffer.indexOf("\n")
+    }
+  })
+  let stderr = ""
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk
+  })
+  const exit = new Promise<number | null>((resolve) =>
+    child.on("exit", (code) => {
+      if (code !== 0 && code !== null) process.stderr.write(`worker ${child.pid} exited ${code}: ${stderr}\n`)
+      resolve(code)
+    })
+  )
+  const line = (predicate: (line: string) => boolean) =>
+    new Promise<string>((resolve, reject) => {
+      const found = lines.find(predicate)
+      if (found !== undefined) return resolve(found)
+      waiters.push({ predicate, resolve })
+      void exit.then((code) => reject(new Error(`worker exited (${code}) before printing the line; stderr: ${stderr}`)))
+    })
+  return { child, lines, exit, line }
+}
+
+const Live = Store.IdempotencyStore.layerSql({ schema }).pipe(
+  Layer.provideMerge(Layer.effectDiscard(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`)
+    yield* sql.unsafe(
+      `CREATE TABLE IF NOT EXISTS "${schema}".runs (lead text NOT NULL, worker int NOT NULL, downstream_key text NOT NULL)`
+    )
+  }))),
+  Layer.provideMerge(Postgres.dropSchemaOnRelease(schema)),
+  Layer.provideMerge(Postgres.client(6))
+)
+
+Postgres.describeServer(pg, "worker processes on the PostgreSQL server", () => {
+  layer(Live, { timeout: "60 seconds", excludeTestServices: true })((it) => {
+    it.effect("the built dist is up to date (the workers run it)", () =>
+      Effect.sync(() => {
+        const stale = staleBuild()
+        assert.isUndefined(stale, stale)
+      }))
+
+    it.effect("4 processes race the same 100 keys: each handler runs exactly once", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const turn = `race-${Math.random()}`
+        const workers = [1, 2, 3, 4].map((n) => start({ mode: "race", worker: n, keys: 100, turn }))
+        const codes = yield* Effect.promise(() => Promise.all(workers.map((w) => w.exit)))
+        assert.deepStrictEqual(codes, [0, 0, 0, 0])
+        const tallies = workers.map((w) =>
+          JSON.parse(w.lines.at(-1) ?? "{}") as { executed: number; replayed: number; failed: Array<string> }
+        )
+        for (const t of tallies) assert.deepStrictEqual(t.failed, [])
+        assert.strictEqual(tallies.reduce((n, t) => n + t.executed, 0), 100)
+        assert.strictEqual(tallies.reduce((n, t) => n + t.replayed, 0), 300)
+        const runs = yield* sql.unsafe<{ lead: string; n: number }>(
+          `SELECT lead, count(*)::int AS n FROM "${schema}".runs GROUP BY lead`
+        )
+        assert.strictEqual(runs.length, 100)
+        assert.deepStrictEqual([...new Set(runs.map((r) => r.n))], [1])
+        // the work really was shared: more than one process executed handlers
+        assert.isAbove(tallies.filter((t) => t.executed > 0).length, 1)
+      }), { timeout: 60_000 })
+
+    it.effect(
+      "a worker SIGKILLed in its handler: no second run before its lease expires, then one takeover with the same downstream key",
+      () =>
+        Effect.gen(function*() {
+          const store = yield* Store.IdempotencyStore
+          const turn = `kill-${Math.random()}`
+          const leaseMs = 1_500
+          const victim = start({ mode: "hang", turn, recovery: "reexecute", leaseMs })
+          const inside = JSON.parse(
+            yield* Effect.promise(() => victim.line((l) => l.includes(`"inside"`)))
+          ) as { key: string; downstreamKey: string; fence: string }
+          victim.child.kill("SIGKILL")
+          yield* Effect.promise(() => victim.exit)
+          const runs: Array<ToolExecutor.HandlerContext> = []
+          const make = (waitMs: number) =>
+            ToolExecutor.make(Kit, {
+              RecordVisit: {
+                recovery: "reexecute",
+                run: (params, ctx) => Effect.sync(() => (runs.push(ctx), { visit: `${params.leadId}@parent` }))
+              }
+            }, { leaseMs, waitMs })
+          const impatient = yield* make(200)
+          const early = yield* Effect.exit(impatient.execute(visit("lead-hang"), { scope: { tenant: "acme", turn } }))
+          assert.isTrue(Exit.isFailure(early))
+          if (Exit.isFailure(early)) {
+            const reason = early.cause.reasons.find((r) => r._tag === "Fail")
+            assert.strictEqual(
+              reason?._tag === "Fail" ? (reason.error as { _tag: string })._tag : "",
+              "ExecutionInProgress"
+            )
+          }
+          assert.strictEqual(runs.length, 0)
+          // now wait out the lease: ten callers at once, one takeover
+          const patient = yield* make(10_000)
+          const outcomes = yield* Effect.all(
+            Array.from({ length: 10 }, () => patient.execute(visit("lead-hang"), { scope: { tenant: "acme", turn } })),
+            { concurrency: "unbounded" }
+          )
+          assert.strictEqual(runs.length, 1)
+          assert.strictEqual(runs[0].downstreamKey, inside.downstreamKey)
+          assert.strictEqual(runs[0].key, inside.key)
+          assert.isTrue(runs[0].takeover)
+          assert.strictEqual(runs[0].attempt, 2)
+          assert.isTrue(runs[0].fence > BigInt(inside.fence))
+          assert.strictEqual(outcomes.filter((o) => o._tag === "Executed").length, 1)
+          assert.strictEqual(outcomes.filter((o) => o._tag === "Replayed").length, 9)
+          const record = Option.getOrThrow(yield* store.read({ scope: "acme", key: inside.key }))
+          assert.strictEqual(record.status, "succeeded")
+        }),
+      { timeout: 30_000 }
+    )
+
+    it.effect(
+      "a worker SIGKILLed in a manual-recovery handler: after its lease the record is unknown, never re-run",
+      () =>
+        Effect.gen(function*() {
+          const store = yield* Store.IdempotencyStore
+          const turn = `kill-manual-${Math.random()}`
+          const leaseMs = 1_000
+          const victim = start({ mode: "hang", turn, recovery: "manual", leaseMs })
+          const inside = JSON.parse(yield* Effect.promise(() => victim.line((l) => l.includes(`"inside"`)))) as {
+            key: string
+            downstreamKey: string
+          }
+          victim.child.kill("SIGKILL")
+          yield* Effect.promise(() => victim.exit)
+          let runs = 0
+          const executor = yield* ToolExecutor.make(Kit, {
+            RecordVisit: {
+              recovery: "manual",
+              run: () => Effect.sync(() => ({ visit: `run-${++runs}` }))
+            }
+          }, { leaseMs, waitMs: 5_000 })
+          const exit = yield* Effect.exit(executor.execute(visit("lead-hang"), { scope: { tenant: "acme", turn } }))
+          assert.isTrue(Exit.isFailure(exit))
+          if (Exit.isFailure(exit)) {
+            const reason = exit.cause.reasons.find((r) => r._tag === "Fail")
+            const error = reason?._tag === "Fail"
+              ? (reason.error as { _tag: string; downstreamKey?: string })
+              : undefined
+            assert.strictEqual(error?._tag, "OutcomeUnknown")
+            assert.strictEqual(error?.downstreamKey, inside.downstreamKey)
+          }
+          assert.strictEqual(runs, 0)
+          assert.strictEqual(Option.getOrThrow(yield* store.read({ scope: "acme", key: inside.key })).status, "unknown")
+        }),
+      { timeout: 30_000 }
+    )
+  })
+})
