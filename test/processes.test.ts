@@ -24,15 +24,19 @@ import * as Postgres from "./support/postgres.js"
 const root = fileURLToPath(new URL("..", import.meta.url))
 const worker = path.join(root, "test/process/worker.mjs")
 
-/** The workers run the built dist: fail with a clear message when it is missing or older than src. */
+/**
+ * The workers run the built dist: fail with a clear message when it is missing. (`npm test` runs
+ * `tsc -b` first; modification times are not compared, because an incremental build leaves the
+ * output of an unchanged source untouched.)
+ */
 const staleBuild = (): string | undefined => {
   for (const pkg of ["core", "runtime"]) {
     const src = path.join(root, "packages", pkg, "src")
     const files = fs.readdirSync(src, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"))
     for (const file of files) {
       const built = path.join(root, "packages", pkg, "dist", file.replace(/\.ts$/, ".js"))
-      if (!fs.existsSync(built) || fs.statSync(built).mtimeMs < fs.statSync(path.join(src, file)).mtimeMs) {
-        return `packages/${pkg}/dist is missing or older than ${file}: run \`npx tsc -b\` first`
+      if (!fs.existsSync(built)) {
+        return `packages/${pkg}/dist has no build of ${file}: run \`npx tsc -b\` first`
       }
     }
   }
@@ -117,7 +121,7 @@ const Live = Store.IdempotencyStore.layerSql({ schema }).pipe(
 
 Postgres.describeServer(pg, "worker processes on the PostgreSQL server", () => {
   layer(Live, { timeout: "60 seconds", excludeTestServices: true })((it) => {
-    it.effect("the built dist is up to date (the workers run it)", () =>
+    it.effect("the built dist exists (the workers run it)", () =>
       Effect.sync(() => {
         const stale = staleBuild()
         assert.isUndefined(stale, stale)

@@ -7,11 +7,13 @@
  * @since 0.1.0
  */
 import { Provider } from "@toolgate/adapters"
-import { Console, Data, Effect, FileSystem, Option, Path, Stream } from "effect"
+import { Console, Data, Effect, FileSystem, Option, Path, Redacted, Stream } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { fileURLToPath } from "node:url"
 import * as Corpus from "./Corpus.js"
+import * as Demo from "./Demo.js"
 import * as Inspect from "./Inspect.js"
+import * as Run from "./Run.js"
 import * as ToolsFile from "./ToolsFile.js"
 
 /**
@@ -129,6 +131,134 @@ export const corpus = Command.make("corpus", {
   })).pipe(Command.withDescription("inspect every capture of a fixture corpus and print one row each"))
 
 /**
+ * `toolgate demo`: the fault-injection demo (what `npm start` runs).
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const demo = Command.make("demo", {
+  leads: Flag.Int("leads").pipe(Flag.withDescription("how many inbound leads to run"), Flag.withDefault(200)),
+  seed: Flag.Int("seed").pipe(
+    Flag.withDescription("seed of the injected faults (same seed, same faults)"),
+    Flag.withDefault(42)
+  ),
+  dataDir: Flag.String("data-dir").pipe(
+    Flag.withDescription("where the embedded PGlite store lives"),
+    Flag.withDefault(".toolgate")
+  ),
+  store: Flag.String("store").pipe(
+    Flag.withDescription("a postgres:// URL: use a PostgreSQL server instead of the embedded store"),
+    Flag.optional
+  ),
+  json: Flag.Boolean("json").pipe(Flag.withDescription("print the report as one JSON object"), Flag.withDefault(false))
+}, ({ dataDir, json, leads, seed, store }) =>
+  Effect.gen(function*() {
+    if (leads < 1) return yield* new InputError({ reason: "--leads must be at least 1" })
+    const storeUrl = Option.getOrUndefined(store)
+    if (storeUrl !== undefined && !/^postgres(ql)?:\/\//.test(storeUrl)) {
+      return yield* new InputError({ reason: "--store must be a postgres:// URL" })
+    }
+    const fs = yield* FileSystem.FileSystem
+    if (storeUrl === undefined) yield* fs.makeDirectory(dataDir, { recursive: true })
+    const report = yield* Demo.run({
+      leads,
+      seed,
+      dataDir,
+      store: storeUrl,
+      progress: !json && process.stderr.isTTY === true,
+      preview: !json
+    })
+    yield* Console.log(json ? JSON.stringify(report) : Demo.render(report))
+    if (report.toolgate.crmDuplicates > 0) process.exitCode = 2
+  })).pipe(Command.withDescription("run inbound leads through toolgate and a naive pipeline under injected faults"))
+
+/**
+ * `toolgate run --base-url URL --model M --tools FILE --scope S "prompt"`: one prompt through the
+ * whole pipeline against an OpenAI-compatible endpoint (or `--provider anthropic`).
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const run = Command.make("run", {
+  prompt: Argument.String("prompt").pipe(Argument.withDescription("the user message")),
+  provider: Flag.Literals("provider", ["openai-chat", "anthropic"]).pipe(
+    Flag.withDescription("the API's wire format"),
+    Flag.withDefault("openai-chat" as const)
+  ),
+  baseUrl: Flag.String("base-url").pipe(
+    Flag.withDescription("the API base URL, e.g. https://api.openai.com/v1 or http://localhost:11434/v1")
+  ),
+  model: Flag.String("model").pipe(Flag.withDescription("the model name")),
+  tools: Flag.String("tools").pipe(
+    Flag.withDescription("a JSON file of tool definitions, each with a \"webhook\" URL that performs it")
+  ),
+  scope: Flag.String("scope").pipe(
+    Flag.withDescription("TENANT/TURN (or TURN): the business event; the same scope replays, never re-executes")
+  ),
+  apiKeyEnv: Flag.String("api-key-env").pipe(
+    Flag.withDescription("the environment variable holding the API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY)"),
+    Flag.optional
+  ),
+  maxTokens: Flag.Int("max-tokens").pipe(Flag.withDefault(1024)),
+  dataDir: Flag.String("data-dir").pipe(Flag.withDefault(".toolgate")),
+  store: Flag.String("store").pipe(Flag.optional)
+}, (flags) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(flags.tools).pipe(
+      Effect.mapError(() => new InputError({ reason: `${flags.tools}: tools file not found or unreadable` }))
+    )
+    const definitions = yield* ToolsFile.parse(text).pipe(
+      Effect.mapError((e) => new InputError({ reason: `--tools: ${e.message}` }))
+    )
+    const missing = definitions.find((d) => d.webhook === undefined)
+    if (missing !== undefined) {
+      return yield* new InputError({ reason: `--tools: tool ${missing.name} has no "webhook" URL to call` })
+    }
+    const toolkit = yield* ToolsFile.toToolkit(definitions).pipe(
+      Effect.mapError((e) => new InputError({ reason: `--tools: ${e.message}` }))
+    )
+    const slash = flags.scope.indexOf("/")
+    const scope = slash < 0
+      ? { tenant: "default", turn: flags.scope }
+      : { tenant: flags.scope.slice(0, slash), turn: flags.scope.slice(slash + 1) }
+    if (scope.tenant === "" || scope.turn === "") {
+      return yield* new InputError({ reason: "--scope must be TENANT/TURN or TURN" })
+    }
+    const keyEnv = Option.getOrElse(flags.apiKeyEnv, () =>
+      flags.provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY")
+    const key = process.env[keyEnv]
+    const storeUrl = Option.getOrUndefined(flags.store)
+    if (storeUrl === undefined) {
+      yield* fs.makeDirectory(flags.dataDir, { recursive: true })
+    }
+    const settled = yield* Run.run({
+      provider: flags.provider,
+      baseUrl: flags.baseUrl,
+      model: flags.model,
+      prompt: flags.prompt,
+      tools: definitions,
+      toolkit,
+      scope,
+      apiKey: key === undefined || key === "" ? undefined : Redacted.make(key),
+      dataDir: flags.dataDir,
+      store: storeUrl,
+      maxTokens: flags.maxTokens,
+      write: (s) =>
+        process.stdout.write(s),
+      warn: (s) => process.stderr.write(s)
+    }).pipe(
+      Effect.catch((error) =>
+        Effect.sync(() => {
+          process.stdout.write(`\n\nerror: ${error._tag}: ${error.message}\ntool calls: none released\n`)
+          return false
+        })
+      )
+    )
+    if (!settled) process.exitCode = 2
+  })).pipe(Command.withDescription("run one prompt through the pipeline: streamed text, then each tool call's outcome"))
+
+/**
  * The root `toolgate` command.
  *
  * @since 0.1.0
@@ -136,5 +266,5 @@ export const corpus = Command.make("corpus", {
  */
 export const toolgate = Command.make("toolgate").pipe(
   Command.withDescription("gate streamed LLM tool calls until they are complete, and execute each exactly once"),
-  Command.withSubcommands([inspect, corpus])
+  Command.withSubcommands([demo, run, inspect, corpus])
 )

@@ -17,6 +17,7 @@
  */
 import { Data, Effect, JsonSchema, Schema, SchemaRepresentation } from "effect"
 import { Tool, Toolkit } from "effect/ai"
+import { WebhookFailure } from "./Webhook.js"
 
 /**
  * A tools file that cannot be used: not JSON, no tools, a tool without a name, or a JSON Schema
@@ -94,7 +95,8 @@ export const parse = (text: string): Effect.Effect<ReadonlyArray<ToolDefinition>
 
 /**
  * Builds a toolkit from definitions: each tool's parameters Schema is translated from its JSON
- * Schema, and rejects properties the JSON Schema closes off.
+ * Schema; its result is any JSON (what its webhook answers) and its failure a
+ * `Webhook.WebhookFailure`.
  *
  * @since 0.1.0
  * @category constructors
@@ -116,9 +118,12 @@ export const toToolkit = (
           new ToolsFileError({ reason: `tool ${def.name}: its JSON Schema cannot be used: ${(e as Error).message}` })
         )
       }
-      tools.push(
-        Tool.make(def.name, { description: def.description, parameters: parameters as Schema.Codec<unknown, unknown> })
-      )
+      tools.push(Tool.make(def.name, {
+        description: def.description,
+        parameters: parameters as Schema.Codec<unknown, unknown>,
+        success: Schema.Json,
+        failure: WebhookFailure
+      }))
     }
     return Effect.succeed(Toolkit.make(...tools) as unknown as Toolkit.Toolkit<Record<string, Tool.Any>>)
   })

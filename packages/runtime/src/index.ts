@@ -21,3 +21,5 @@ export * as IdempotencyStore from "./IdempotencyStore.js"
 /** @since 0.1.0 */
 export * as ToolExecutor from "./ToolExecutor.js"
 
+/** @since 0.1.0 */
+export * as ToolCallPipeline from "./ToolCallPipeline.js"

@@ -1,0 +1,161 @@
+/**
+ * `toolgate demo` (what `npm start` runs), as a child process of the built CLI (`npm test` builds
+ * first): the `--json` report says toolgate made no duplicate CRM mutation and acted on no corrupted
+ * call while the naive pipeline duplicated; every assembled call is accounted for; a second run on
+ * the same store executes nothing. The same on a PostgreSQL server (`--store`), skipped when the
+ * server is unreachable (or failing under `TOOLGATE_REQUIRE_PG=1`). Bad flags exit 1 with one line.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { execFile } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { afterAll, beforeAll } from "vitest"
+import * as Postgres from "./support/postgres.js"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const bin = join(root, "packages/cli/bin/toolgate.js")
+const run = promisify(execFile)
+const scratch = mkdtempSync(join(tmpdir(), "toolgate-demo-test-"))
+
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+
+const toolgate = async (...args: Array<string>) => {
+  try {
+    const { stderr, stdout } = await run(process.execPath, [bin, ...args], { cwd: scratch, timeout: 50_000 })
+    return { code: 0, stdout, stderr }
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string }
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr }
+  }
+}
+
+interface Row {
+  readonly attempts: number
+  readonly retries: number
+  readonly assembled: number
+  readonly executed: number
+  readonly replayed: number
+  readonly rejected: Readonly<Record<string, number>>
+  readonly unknown: number
+  readonly crmMutations: number
+  readonly crmDuplicates: number
+  readonly corrupted: number
+}
+
+interface Report {
+  readonly leads: number
+  readonly seed: number
+  readonly toolgate: Row
+  readonly naive: Row
+}
+
+/** Runs the demo and parses its stdout, which must be exactly one JSON object. */
+const demo = async (...args: Array<string>): Promise<Report> => {
+  const { code, stderr, stdout } = await toolgate("demo", "--leads", "40", "--seed", "7", "--json", ...args)
+  expect({ code, stderr: code === 0 ? "" : stderr }).toEqual({ code: 0, stderr: "" })
+  const lines = stdout.trim().split("\n")
+  expect(lines).toHaveLength(1)
+  const report = JSON.parse(lines[0]!) as Report
+  expect(report).toMatchObject({ leads: 40, seed: 7 })
+  for (const row of [report.toolgate, report.naive]) {
+    expect(Object.keys(row).toSorted()).toEqual([
+      "assembled",
+      "attempts",
+      "corrupted",
+      "crmDuplicates",
+      "crmMutations",
+      "executed",
+      "rejected",
+      "replayed",
+      "retries",
+      "unknown"
+    ])
+  }
+  return report
+}
+
+/** What must hold of every toolgate row: no duplicate, nothing corrupted, every call accounted for. */
+const expectSound = (report: Report) => {
+  const { naive, toolgate: row } = report
+  expect(row.crmDuplicates).toBe(0)
+  expect(row.corrupted).toBe(0)
+  expect(row.executed + row.replayed + row.unknown).toBe(row.assembled)
+  expect(row.assembled).toBeGreaterThan(0)
+  expect(row.retries).toBeGreaterThan(0)
+  // The naive pipeline, over the same leads and faults, duplicates mutations and acts on bad calls.
+  expect(naive.crmDuplicates).toBeGreaterThan(0)
+  expect(naive.corrupted).toBeGreaterThan(0)
+}
+
+/** A first run and a second run over the same store. */
+const firstAndSecond = async (...args: Array<string>) => {
+  const first = await demo(...args)
+  expectSound(first)
+  expect(first.toolgate.executed).toBeGreaterThan(0)
+  // Every execution reached the CRM once; an ambiguous (unknown) one may have applied too.
+  expect(first.toolgate.crmMutations).toBeGreaterThanOrEqual(first.toolgate.executed)
+  expect(first.toolgate.crmMutations).toBeLessThanOrEqual(first.toolgate.executed + first.toolgate.unknown)
+
+  const second = await demo(...args)
+  expectSound(second)
+  expect(second.toolgate.executed).toBe(0)
+  expect(second.toolgate.crmMutations).toBe(0)
+  expect(second.toolgate.assembled).toBe(first.toolgate.assembled)
+  expect(second.toolgate.replayed).toBe(first.toolgate.executed + first.toolgate.replayed)
+  expect(second.toolgate.unknown).toBe(first.toolgate.unknown)
+  expect(second.toolgate.rejected).toEqual(first.toolgate.rejected)
+}
+
+describe("toolgate demo", () => {
+  it(
+    "--json on the embedded store: 0 duplicates for toolgate, some for naive; a second run executes nothing",
+    async () => {
+      // PGlite's first start in a new directory runs initdb (several seconds); the second reopens it.
+      await firstAndSecond("--data-dir", join(scratch, "store"))
+    },
+    60_000
+  )
+
+  it.concurrent.for([
+    { args: ["--leads", "0"], says: "--leads" },
+    { args: ["--store", "mysql://x"], says: "--store" }
+  ])("$args: exit 1 with one line on stderr", async ({ args, says }) => {
+    const { code, stderr, stdout } = await toolgate("demo", "--json", ...args)
+    expect(code).toBe(1)
+    expect(stdout).toBe("")
+    const lines = stderr.trim().split("\n")
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toContain(says)
+  })
+})
+
+const pg = await Postgres.probe()
+
+Postgres.describeServer(pg, "toolgate demo --store postgres://", () => {
+  // The CLI has no option for the store's schema: the demo uses the default `toolgate` schema.
+  // Its keys are all in the `demo` scope (tenant), so only those rows are removed, before and after,
+  // leaving the schema to anyone else who uses it.
+  const clean = () =>
+    Effect.runPromise(
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql.unsafe(`DO $$ BEGIN
+  IF to_regclass('toolgate.idem_record') IS NOT NULL THEN
+    DELETE FROM toolgate.idem_attempt WHERE scope = 'demo';
+    DELETE FROM toolgate.idem_record WHERE scope = 'demo';
+  END IF;
+END $$`)
+      }).pipe(Effect.provide(Postgres.client(1)))
+    )
+  beforeAll(clean)
+  afterAll(clean)
+
+  it("0 duplicates for toolgate, some for naive; a second run executes nothing", async () => {
+    await firstAndSecond("--store", Postgres.url)
+  }, 60_000)
+})
