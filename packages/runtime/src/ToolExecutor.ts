@@ -84,7 +84,6 @@ import {
   type Recovery,
   type StoredRecord
 } from "./IdempotencyStore.js"
-import { byteLength } from "./internal/utf8.js"
 
 /**
  * What a handler receives besides its parameters.
@@ -751,7 +750,7 @@ export const make = <Tools extends Record<string, Tool.Any>, H extends Handlers<
           detail: "the result does not match the tool's success schema"
         })
       }
-      const bytes = byteLength(text)
+      const bytes = Buffer.byteLength(text, "utf8")
       if (bytes > maxBytes) {
         yield* recordFailure(lease, { _tag: "ResultTooLarge", bytes, maxBytes })
         return yield* new ResultTooLarge({ keyHash: key, toolName: entry.name, bytes, maxBytes, replayed: false })

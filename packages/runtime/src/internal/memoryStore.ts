@@ -11,7 +11,6 @@ import { LeaseLost, StoreUnavailable } from "../ExecutionError.js"
 import * as ExecutionMetrics from "../ExecutionMetrics.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
 import { kindOf } from "./sqlStore.js"
-import { byteLength } from "./utf8.js"
 
 interface Row {
   scope: string
@@ -202,7 +201,7 @@ export const make = Effect.sync(() => {
     const now = yield* clock(options)
     const row = held(lease)
     if (row === undefined) return yield* confirmOrLost(lease, "complete", "succeeded")
-    const bytes = byteLength(options.result)
+    const bytes = Buffer.byteLength(options.result, "utf8")
     if (bytes > 262_144) return yield* tooLarge(lease, "complete")
     row.status = "succeeded"
     row.result = parse(options.result)
@@ -301,7 +300,7 @@ export const make = Effect.sync(() => {
     const row = rows.get(id(ref))
     if (row === undefined || row.fence !== ref.fence || row.status !== "unknown") return yield* lost(ref, "resolve")
     const result = resolution._tag === "Succeeded" ? resolution.result : null
-    const bytes = result === null ? null : byteLength(result)
+    const bytes = result === null ? null : Buffer.byteLength(result, "utf8")
     if (bytes !== null && bytes > 262_144) return yield* tooLarge(ref, "resolve")
     row.status = resolution._tag === "Succeeded" ? "succeeded" : resolution._tag === "Failed" ? "failed" : "released"
     row.result = parse(result)

@@ -12,7 +12,6 @@ import { Migrator, SqlClient, type SqlError } from "effect/sql"
 import { LeaseLost, StoreUnavailable } from "../ExecutionError.js"
 import * as ExecutionMetrics from "../ExecutionMetrics.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
-import { byteLength } from "./utf8.js"
 
 const identifier = /^[a-z_][a-z0-9_]{0,62}$/
 
@@ -464,7 +463,7 @@ export const make = (schema: string) =>
         lease.key,
         lease.fence,
         options.result,
-        byteLength(options.result),
+        Buffer.byteLength(options.result, "utf8"),
         options.externalRef ?? null,
         options.retentionMs,
         options.now ?? null
@@ -559,7 +558,7 @@ export const make = (schema: string) =>
         ref.fence,
         resolution._tag === "Succeeded" ? "succeeded" : resolution._tag === "Failed" ? "failed" : "released",
         result,
-        result === null ? null : byteLength(result),
+        result === null ? null : Buffer.byteLength(result, "utf8"),
         resolution._tag === "Failed" ? resolution.error : null,
         resolution._tag === "Succeeded" ? resolution.externalRef ?? null : null,
         options.retentionMs,
