@@ -528,6 +528,9 @@ export const make = <Tools extends Record<string, Tool.Any>, H extends Handlers<
       )
     }
 
+    /** Whether a claim may take this record over (the S1 takeover condition of the SQL store). */
+    const takeable = (record: StoredRecord) => record.recovery !== "manual" && record.attempt < record.maxAttempts
+
     /** The answer to a claim that another record state prevented (b.4 decision table). */
     const answer = Effect.fnUntraced(function*(
       run: Run,
@@ -576,6 +579,9 @@ export const make = <Tools extends Record<string, Tool.Any>, H extends Handlers<
           })
         }
         case "unknown": {
+          // Taken over by a claim when recovery allows it: the record changed between our claim
+          // and this read (another caller parked it), so claim again.
+          if (takeable(record)) return yield* new Busy({ retryAfterMs: 0 })
           yield* ExecutionMetrics.count("unknown")
           return yield* new OutcomeUnknown({
             keyHash: key,
@@ -591,6 +597,9 @@ export const make = <Tools extends Record<string, Tool.Any>, H extends Handlers<
         }
         case "in_progress": {
           if (!record.leaseExpired) return yield* new Busy({ retryAfterMs: record.retryAfterMs })
+          // The lease ran out between our claim (which saw it live) and this read: claim again,
+          // since a claim takes an expired lease over when recovery allows it.
+          if (takeable(record)) return yield* new Busy({ retryAfterMs: 0 })
           // Expired but not ours to take (manual recovery, or attempts used up): park it.
           const parked = yield* retryStore(store.parkExpired(record))
           if (Option.isNone(parked)) return yield* new Busy({ retryAfterMs: 0 })
