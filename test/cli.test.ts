@@ -203,3 +203,38 @@ describe("toolgate corpus", () => {
     for (const c of cases) expect(stdout).toContain(c.name.replace(`${c.provider}__`, ""))
   })
 })
+
+describe("toolgate inspect: hostile payloads end in a typed error, never \"internal error\"", () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolgate-cli-hostile-"))
+  const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`
+  const long = "x".repeat(100_000)
+  const write = (name: string, body: string) => {
+    const file = join(dir, name)
+    writeFileSync(file, body)
+    return file
+  }
+  const responses = write(
+    "responses-tostring.sse",
+    `data: {"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"create_task"}}\n\n` +
+      `data: {"type":"response.function_call_arguments.delta","output_index":0,"item_id":{"toString":1},"delta":"{}"}\n\n`
+  )
+  const chatError = write("chat-error.sse", `data: {"error":{"toString":1,"nested":${deep}}}\n\n`)
+  const rawError = write("raw-error.json", `{"error":{"toString":1,"nested":${deep}}}`)
+  const longCode = write("chat-long-code.sse", `data: {"error":{"code":"${long}","message":"${long}"}}\n\n`)
+  it.concurrent.for([
+    { label: "a Responses item_id whose String() throws", file: responses, error: "ToolCallProtocolError" },
+    { label: "a chat error object too deep to write", file: chatError, error: "ProviderStreamError" },
+    { label: "a raw error body too deep to write", file: rawError, error: "ProviderStreamError" },
+    { label: "a 100 kB error code and message", file: longCode, error: "ProviderStreamError" }
+  ])("$label", async ({ error, file }) => {
+    const { code, stderr, stdout } = await toolgate("inspect", file, "--json")
+    expect(stderr).not.toContain("internal error")
+    expect(code).toBe(2)
+    expect(stdout.trimEnd().split("\n")).toHaveLength(1)
+    const got = JSON.parse(stdout)
+    expect(Object.keys(got).toSorted()).toEqual(["error", "finishReason", "outcome", "text", "toolCalls"])
+    expect(got.error._tag).toBe(error)
+    expect(got.error.message.length).toBeLessThanOrEqual(600)
+    expect(got.toolCalls).toEqual([])
+  })
+})

@@ -114,6 +114,9 @@ export const MessagesEvent = Schema.Union([
 
 interface Block {
   readonly type: string
+  /** A `tool_use` block's `id` and `name`, so errors about the block can name its call. */
+  readonly id: string | undefined
+  readonly name: string | undefined
   open: boolean
   /** A non-empty `partial_json` piece arrived. */
   hasInput: boolean
@@ -139,6 +142,9 @@ const startInputText = (input: unknown): string | undefined | null => {
   if (Predicate.isObject(input) && Object.keys(input).length === 0) return undefined
   return writeJson(input) ?? null
 }
+
+/** Where a protocol error about a block is: its index and, for a `tool_use` block, its call. */
+const where = (index: number, block: Block) => ({ index, id: block.id, name: block.name })
 
 /** The integer `index` of a block event, or `undefined` after failing the event (`MalformedStreamEvent`). */
 const blockIndex = (event: Json, data: string, parts: EventParts): number | undefined => {
@@ -212,12 +218,22 @@ export const decoder = (): Decoder.Decoder => {
       return parts.fail(malformed("a text block's `text` is not a string", data))
     }
     contentStarted = true
-    if (blocks.has(index)) return parts.fail(protocol(`a second content_block_start for index ${index}`, { index }))
+    const existing = blocks.get(index)
+    if (existing !== undefined) {
+      return parts.fail(protocol(`a second content_block_start for index ${index}`, where(index, existing)))
+    }
     const startInput = isTool ? startInputText(block.input) : undefined
     if (startInput === null) {
       return parts.fail(malformed("a `tool_use` block's `input` nests too deeply to be written as JSON", data))
     }
-    const entry: Block = { type: block.type, open: true, hasInput: false, startInput }
+    const entry: Block = {
+      type: block.type,
+      id: isTool ? block.id as string : undefined,
+      name: isTool ? block.name as string : undefined,
+      open: true,
+      hasInput: false,
+      startInput
+    }
     blocks.set(index, entry)
     if (isTool) {
       if (startInput !== undefined) pendingInputs++
@@ -246,10 +262,14 @@ export const decoder = (): Decoder.Decoder => {
     if (block === undefined) {
       return parts.fail(protocol(`a delta for block ${index}, which was never started`, { index }))
     }
-    if (!block.open) return parts.fail(protocol(`a delta for block ${index} after its content_block_stop`, { index }))
+    if (!block.open) {
+      return parts.fail(protocol(`a delta for block ${index} after its content_block_stop`, where(index, block)))
+    }
     if (isText) {
       if (block.type !== "text") {
-        return parts.fail(protocol(`a text_delta on block ${index}, which is a ${block.type} block`, { index }))
+        return parts.fail(
+          protocol(`a text_delta on block ${index}, which is a ${block.type} block`, where(index, block))
+        )
       }
       parts.addText(delta.text as string)
     } else if (isInput) {

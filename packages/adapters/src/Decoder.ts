@@ -67,8 +67,10 @@ export interface Decoder {
  */
 export interface DecodeOptions {
   /**
-   * Largest pending SSE event, in UTF-16 code units. Default 16 MiB. A larger event is reported
-   * as `MalformedStreamEvent`.
+   * Largest SSE event, in UTF-16 code units: the total length of the lines from one blank line to
+   * the next (comments and other fields included, line ends not). Default 16 MiB. A larger event,
+   * or a single line that grows past it, is reported as `MalformedStreamEvent` where its first
+   * offending line starts, however the body was split into reads.
    */
   readonly maxEventSize?: number | undefined
 }
@@ -78,6 +80,10 @@ const defaultMaxEventSize = 16 * 1024 * 1024
 /**
  * Runs a decoder over a body's bytes: UTF-8 decoding (streaming), SSE framing, then the decoder.
  * Emits one array of core events per read, so downstream work happens per read, not per event.
+ *
+ * The first event that carries a failure is the last one: it ends assembly (`fixtures/README.md`
+ * §2), so nothing after it is decoded or held. The rest of the body is still pulled (and dropped)
+ * when the consumer keeps pulling, so a failure of the byte stream itself still surfaces.
  *
  * @since 0.1.0
  * @category decoding
@@ -90,30 +96,55 @@ export const decodeSse =
         Effect.map(Channel.toTransform(Stream.toChannel(bytes))(upstream, scope), (pull) => {
           const decoder = makeDecoder()
           const maxEventSize = options?.maxEventSize ?? defaultMaxEventSize
-          const text = new TextDecoder("utf-8")
+          // The BOM is left in the text: the SSE parser (and the line splitter) drop exactly one
+          // leading BOM, as the spec says. A decoder that dropped it too would drop a second one.
+          const text = new TextDecoder("utf-8", { ignoreBOM: true })
           let out: Array<StreamEvent.StreamEvent> = []
           let halted = false
-          const parser = Sse.makeParser((event) => {
-            if (event._tag !== "Event") return
-            const decoded = decoder.onEvent(event)
-            if (decoded !== undefined) out.push(decoded)
-          }, { maxEventSize })
+          /** An event with a failure was emitted: no later event is read. */
+          let failed = false
           const emit = (event: StreamEvent.StreamEvent) => {
+            if (failed) return
             out.push(event)
+            if (event.failure !== undefined) {
+              failed = true
+              // Called from the parser's callback, this also drops the rest of the chunk.
+              parser.reset()
+            }
           }
-          const tooLarge = (reason: string) => {
+          const tooLarge = () => {
             emit({
-              failure: new AssemblyError.MalformedStreamEvent({ finishReason: null, reason, excerpt: "" })
+              failure: new AssemblyError.MalformedStreamEvent({
+                finishReason: null,
+                reason: `an SSE event is larger than ${maxEventSize} characters`,
+                excerpt: ""
+              })
             })
           }
+          // The guard below keeps every event within `maxEventSize` before the parser sees it, so
+          // the parser's own (read-dependent) limit can never be the one that fires; it stays as
+          // a backstop.
+          const parser = Sse.makeParser((event) => {
+            if (event._tag !== "Event" || failed) return
+            const decoded = decoder.onEvent(event)
+            if (decoded !== undefined) emit(decoded)
+          }, { maxEventSize })
           const feedParser = (chunk: string) => {
-            const error = parser.feed(chunk)
-            if (error !== undefined) tooLarge(error.message)
+            if (failed) return
+            if (parser.feed(chunk) !== undefined) tooLarge()
           }
           const lines = decoder.onUnframedLine === undefined
             ? undefined
-            : makeLineSplitter(decoder.onUnframedLine, feedParser, emit, maxEventSize, tooLarge)
-          const feed = lines === undefined ? feedParser : lines.feed
+            : makeLineSplitter(decoder.onUnframedLine, feedParser, emit, () => failed)
+          const framing = lines === undefined ? feedParser : lines.feed
+          const guard = makeSizeGuard(maxEventSize)
+          const feed = (chunk: string) => {
+            if (failed || chunk.length === 0) return
+            const cut = guard(chunk)
+            if (cut < 0) return framing(chunk)
+            if (cut > 0) framing(chunk.slice(0, cut))
+            tooLarge()
+          }
           const flush = (): Pull.Pull<
             readonly [StreamEvent.StreamEvent, ...Array<StreamEvent.StreamEvent>],
             never,
@@ -134,13 +165,17 @@ export const decodeSse =
                   if (!Pull.isDoneCause(cause)) return Effect.failCause(cause as Cause.Cause<E>)
                   halted = true
                   feed(text.decode())
+                  if (failed) return loop()
                   lines?.end()
                   const last = decoder.onEnd?.()
-                  if (last !== undefined) out.push(last)
+                  if (last !== undefined) emit(last)
                   return loop()
                 },
                 onSuccess: (chunks) => {
-                  for (let i = 0; i < chunks.length; i++) feed(text.decode(chunks[i], { stream: true }))
+                  for (let i = 0; i < chunks.length; i++) {
+                    if (failed) break
+                    feed(text.decode(chunks[i], { stream: true }))
+                  }
                   return loop()
                 }
               })
@@ -153,6 +188,55 @@ export const decodeSse =
 const LF = 10
 const CR = 13
 const COLON = 58
+const BOM = 0xfeff
+
+/**
+ * The event-size limit of {@link decodeSse}, measured on the decoded text itself so that the
+ * verdict does not depend on where the reads split it: it tracks the length of the current line
+ * and the total length of the current event's lines (a blank line ends an event; CRLF, LF and CR
+ * end lines, a CR at the end of one read and an LF at the start of the next being one line end).
+ * It looks only at line ends (`indexOf`), not at every character.
+ *
+ * Returns -1 while the current event is within `max`, else the position in `chunk` where the line
+ * that crosses the limit starts (0 when it started in an earlier read).
+ */
+const makeSizeGuard = (max: number) => {
+  /** Length of the current, unterminated line so far. */
+  let line = 0
+  /** Total length of the current event's completed lines. */
+  let event = 0
+  let afterCr = false
+  return (chunk: string): number => {
+    let position = 0
+    if (afterCr) {
+      afterCr = false
+      if (chunk.charCodeAt(0) === LF) position = 1
+    }
+    let lineStart = line > 0 ? 0 : position
+    let lf = chunk.indexOf("\n", position)
+    let cr = chunk.indexOf("\r", position)
+    while (lf >= 0 || cr >= 0) {
+      const end = lf < 0 ? cr : cr < 0 ? lf : lf < cr ? lf : cr
+      const length = line + end - position
+      line = 0
+      if (length === 0) event = 0
+      else {
+        event += length
+        if (event > max) return lineStart
+      }
+      position = end + 1
+      if (end === cr) {
+        if (position === chunk.length) afterCr = true
+        else if (chunk.charCodeAt(position) === LF) position++
+      }
+      lineStart = position
+      if (lf >= 0 && lf < position) lf = chunk.indexOf("\n", position)
+      if (cr >= 0 && cr < position) cr = chunk.indexOf("\r", position)
+    }
+    line += chunk.length - position
+    return event + line > max ? lineStart : -1
+  }
+}
 
 /** Whether a non-blank line is one an SSE parser ignores as an unknown field. */
 const isUnframed = (line: string): boolean => {
@@ -166,18 +250,19 @@ const isUnframed = (line: string): boolean => {
  * The line-splitting path of {@link decodeSse}: splits decoded text into lines, hands unframed
  * lines to the decoder and feeds every other line (with an LF end) to the SSE parser in order.
  * Consecutive framed lines go to the parser in one `feed`, so the parser still works on batches.
+ * Like the parser, it drops one leading BOM.
  */
 const makeLineSplitter = (
   onUnframedLine: (line: string) => StreamEvent.StreamEvent | undefined,
   feedParser: (chunk: string) => void,
   emit: (event: StreamEvent.StreamEvent) => void,
-  maxLineSize: number,
-  tooLarge: (reason: string) => void
+  failed: () => boolean
 ) => {
   /** The start of a line whose end has not arrived yet. */
   let partial = ""
   /** The previous read ended with a CR: an LF at the start of this one belongs to it. */
   let skipLf = false
+  let first = true
   let framed = ""
 
   const flushFramed = () => {
@@ -191,6 +276,7 @@ const makeLineSplitter = (
   const onLine = (line: string) => {
     if (line.length > 0 && isUnframed(line)) {
       flushFramed()
+      if (failed()) return
       const event = onUnframedLine(line)
       if (event !== undefined) emit(event)
     } else {
@@ -202,11 +288,15 @@ const makeLineSplitter = (
     const length = chunk.length
     if (length === 0) return
     let position = 0
+    if (first) {
+      first = false
+      if (chunk.charCodeAt(0) === BOM) position = 1
+    }
     if (skipLf) {
       skipLf = false
-      if (chunk.charCodeAt(0) === LF) position = 1
+      if (chunk.charCodeAt(position) === LF) position++
     }
-    while (position < length) {
+    while (position < length && !failed()) {
       let end = position
       while (end < length) {
         const code = chunk.charCodeAt(end)
@@ -215,10 +305,6 @@ const makeLineSplitter = (
       }
       if (end === length) {
         partial += chunk.slice(position)
-        if (partial.length > maxLineSize) {
-          partial = ""
-          tooLarge(`a line exceeded the maximum size of ${maxLineSize}`)
-        }
         break
       }
       let line = chunk.slice(position, end)
@@ -240,7 +326,7 @@ const makeLineSplitter = (
   const end = () => {
     const line = partial
     partial = ""
-    if (line.length > 0 && isUnframed(line)) {
+    if (line.length > 0 && isUnframed(line) && !failed()) {
       const event = onUnframedLine(line)
       if (event !== undefined) emit(event)
     }

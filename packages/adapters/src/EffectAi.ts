@@ -69,10 +69,10 @@ export type Part = Response.StreamPart<Record<string, Tool.Any>, Response.ToolPa
 const errorCode = (error: unknown): string | null => {
   if (!Predicate.isObject(error)) return null
   const reason = error.reason
-  if (Predicate.isObject(reason) && typeof reason._tag === "string") return reason._tag
+  if (Predicate.isObject(reason) && typeof reason._tag === "string") return AssemblyError.excerpt(reason._tag)
   for (const key of ["_tag", "code", "type"]) {
     const value = error[key]
-    if (typeof value === "string" || typeof value === "number") return String(value)
+    if (typeof value === "string" || typeof value === "number") return AssemblyError.excerpt(String(value))
   }
   return null
 }
@@ -110,7 +110,9 @@ export const translator = (): (part: Part) => StreamEvent.StreamEvent | undefine
           return {
             failure: new AssemblyError.MalformedStreamEvent({
               finishReason: null,
-              reason: `the parameters of tool call ${part.id} (${part.name}) cannot be written as JSON`,
+              reason: AssemblyError.excerpt(
+                `the parameters of tool call ${part.id} (${part.name}) cannot be written as JSON`
+              ),
               excerpt: ""
             })
           }

@@ -25,8 +25,11 @@
  *   (RFC 9535 normalized `jsonPath` plus `stringValue`, `numberValue`, `boolValue` or
  *   `nullValue`; string pieces for one path are concatenated), and the first such part without
  *   `willContinue: true` closes it, handing the built object to the assembler as the call's
- *   arguments. A named `functionCall` while one is open, or `partialArgs` with none open, is a
- *   `ToolCallProtocolError`; an unusable `partialArgs` entry is a `MalformedStreamEvent`.
+ *   arguments. While it streams, each part reports a lower bound of the arguments' size
+ *   (`ToolCallDelta.argumentsBytes`), so the assembler's size limit fails the call as soon as it
+ *   is crossed, not only at the close. A named `functionCall` while one is open, or `partialArgs`
+ *   with none open, is a `ToolCallProtocolError`; an unusable `partialArgs` entry is a
+ *   `MalformedStreamEvent`.
  * - **A streamed call still open at the finish** must end as `MalformedToolArguments`, which
  *   ranks below the finish class (§2 rule 4). The finish event itself hands the call its
  *   arguments so far *without the closing brace*: an unterminated JSON text, which the
@@ -116,6 +119,13 @@ interface OpenCall {
   readonly index: number
   readonly name: string
   readonly args: Json
+  /**
+   * A lower bound, in UTF-8 bytes, of the arguments' JSON text: the UTF-16 length of every string
+   * piece received (each code unit takes at least one byte, and every piece ends up in the text),
+   * reported to the assembler as `argumentsBytes` so its size limit applies while the call is
+   * still open.
+   */
+  bytes: number
 }
 
 /**
@@ -152,7 +162,7 @@ export const decoder = (): Decoder.Decoder => {
       if (parts.failure !== undefined) return
       if (call.willContinue === true) {
         const index = nextIndex++
-        open = { index, name, args: args === undefined ? {} : args as Json }
+        open = { index, name, args: args === undefined ? {} : args as Json, bytes: 0 }
         parts.addToolCall({ index, id, name })
         return
       }
@@ -174,7 +184,10 @@ export const decoder = (): Decoder.Decoder => {
       for (const entry of partial) {
         const problem = applyPartialArg(open.args, entry)
         if (problem !== undefined) return parts.fail(malformed(`unusable \`partialArgs\` entry: ${problem}`, data))
+        const piece = (entry as Json).stringValue
+        if (typeof piece === "string") open.bytes += piece.length
       }
+      if (partial.length > 0) parts.addToolCall({ index: open.index, argumentsBytes: open.bytes })
     }
     if (call.willContinue !== true) {
       const closed = open
@@ -239,13 +252,12 @@ export const decoder = (): Decoder.Decoder => {
         if (!Array.isArray(candidates)) {
           parts.fail(malformed("`candidates` is not an array", data))
         } else {
+          // A candidate that is not an object fails the chunk, but the chunk is still read to its
+          // end (§2): candidate 0's text and finish reason count wherever it stands.
           let candidate: Json | undefined
           for (const c of candidates) {
-            if (!Predicate.isObject(c)) {
-              parts.fail(malformed("a candidate is not an object", data))
-              break
-            }
-            if (candidate === undefined && (c.index ?? 0) === 0) candidate = c
+            if (!Predicate.isObject(c)) parts.fail(malformed("a candidate is not an object", data))
+            else if (candidate === undefined && (c.index ?? 0) === 0) candidate = c
           }
           if (candidate !== undefined) onCandidate(candidate, data, parts)
         }

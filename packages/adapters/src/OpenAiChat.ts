@@ -142,14 +142,13 @@ export const decoder = (options?: Options): Decoder.Decoder => {
         }
         return parts
       }
+      // A choice that is not an object fails the chunk, but the chunk is still read to its end
+      // (§2): the chosen choice's text and finish reason count.
       let choice: Json | undefined
       for (let i = 0; i < choices.length; i++) {
         const c = choices[i]
-        if (!Predicate.isObject(c)) {
-          fail(malformed("a choice is not an object", data))
-          return parts
-        }
-        if (choice === undefined && (c.index ?? 0) === choiceIndex) choice = c
+        if (!Predicate.isObject(c)) fail(malformed("a choice is not an object", data))
+        else if (choice === undefined && (c.index ?? 0) === choiceIndex) choice = c
       }
       if (choice === undefined) return parts
       readChoice(choice, data, parts, fail)
@@ -197,7 +196,9 @@ const readDelta = (
     if (content !== "") parts.text = content
   }
   const entries = delta.tool_calls
-  if (entries === undefined || entries === null) return
+  // The chunk's `error` member (or a bad choice) comes first in the reading order: once it failed
+  // the chunk, its tool calls are left out, so no later problem in them can take its place.
+  if (entries === undefined || entries === null || parts.failure !== undefined) return
   if (!Array.isArray(entries)) return fail(malformed("`delta.tool_calls` is not an array", data))
   const toolCalls: Array<StreamEvent.ToolCallDelta> = []
   parts.toolCalls = toolCalls

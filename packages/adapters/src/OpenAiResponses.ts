@@ -46,6 +46,7 @@ import {
   parseObject,
   protocol,
   providerError,
+  safeStringify,
   usage
 } from "./internal/payload.js"
 
@@ -159,11 +160,14 @@ export const decoder = (): Decoder.Decoder => {
     }
     if (itemId !== item.id) {
       parts.fail(
-        protocol(`\`${String(event.type)}\` names item ${String(itemId)} but output_index ${index} holds ${item.id}`, {
-          index,
-          id: item.callId,
-          name: item.name
-        })
+        protocol(
+          `\`${String(event.type)}\` names item ${safeStringify(itemId)} but output_index ${index} holds ${item.id}`,
+          {
+            index,
+            id: item.callId,
+            name: item.name
+          }
+        )
       )
       return undefined
     }

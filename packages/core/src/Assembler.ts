@@ -12,12 +12,14 @@
  *   each with its own id, all at index 0).
  * - Without `index`: a known `id` continues its call; a new `id` opens a call after every call
  *   opened before it; no `id` continues the only call, opens the first one, or is ambiguous
- *   (`ToolCallProtocolError`) when several exist.
+ *   (`ToolCallProtocolError`) when several exist. An `id` that several calls share (indices may
+ *   reuse one) is ambiguous the same way: it names no single call to continue.
  * - A fragment that opens a call must carry a name (else it is a delta for a call that was never
  *   started: `ToolCallProtocolError`). Repeats of the same id, name or type are no-ops; a
  *   different name or type is a `ToolCallProtocolError`.
  * - Calls are released in index order, calls sharing an index in arrival order; a call opened
- *   without an index takes the next index after the highest in use.
+ *   without an index takes the next index after the highest in use (none is left after
+ *   `Number.MAX_SAFE_INTEGER`: `ToolCallProtocolError`).
  *
  * Verdict at the end of the stream (`fixtures/README.md` §2), the first that applies: the
  * stream-level failure; `IncompleteStream` without a finish signal; `TokenLimitExceeded` or
@@ -190,7 +192,8 @@ export const make = (options?: Options): Machine => {
   const maxDepth = options?.maxArgumentsDepth ?? defaultMaxArgumentsDepth
   const calls: Array<Call> = []
   const byIndex = new Map<number, Call>()
-  const byId = new Map<string, Call>()
+  /** Calls by provider id; `null` when several calls share the id (ambiguous without an index). */
+  const byId = new Map<string, Call | null>()
   let maxIndex = -1
   let text = ""
   let usage: Usage | undefined
@@ -202,28 +205,30 @@ export const make = (options?: Options): Machine => {
   let failure: StreamFailure | ArgumentsTooLarge | undefined
   let failed = false
 
+  const tooLarge = (call: Call) =>
+    new ArgumentsTooLarge({
+      finishReason: null,
+      index: call.index,
+      id: bounded(call.id),
+      toolName: excerpt(call.name),
+      maxBytes
+    })
+
   const append = (call: Call, delta: string): ArgumentsTooLarge | undefined => {
     call.args += delta
     call.chars += delta.length
     if (call.chars * 3 > maxBytes) {
       call.bytes = call.bytes < 0 ? utf8Length(call.args) : call.bytes + utf8Length(delta)
-      if (call.bytes > maxBytes) {
-        return new ArgumentsTooLarge({
-          finishReason: null,
-          index: call.index,
-          id: call.id ?? null,
-          toolName: call.name,
-          maxBytes
-        })
-      }
+      if (call.bytes > maxBytes) return tooLarge(call)
     }
     return undefined
   }
 
   const applyArguments = (call: Call, delta: ToolCallDelta) => {
+    if (delta.argumentsBytes !== undefined && delta.argumentsBytes > maxBytes) return tooLarge(call)
     if (delta.argumentsDelta) {
-      const tooLarge = append(call, delta.argumentsDelta)
-      if (tooLarge) return tooLarge
+      const crossed = append(call, delta.argumentsDelta)
+      if (crossed) return crossed
     }
     if (delta.arguments !== undefined) {
       if (call.args === "") return append(call, delta.arguments)
@@ -234,6 +239,11 @@ export const make = (options?: Options): Machine => {
     return undefined
   }
 
+  const indexId = (id: string, call: Call) => {
+    const known = byId.get(id)
+    byId.set(id, known === undefined || known === call ? call : null)
+  }
+
   const open = (index: number, delta: ToolCallDelta, id: string | undefined, name: string | undefined) => {
     if (name === undefined) {
       return protocol(index, id, undefined, `a delta for tool call ${index}, which was never started (no name)`)
@@ -241,10 +251,16 @@ export const make = (options?: Options): Machine => {
     const call: Call = { index, id, name, type: delta.type || undefined, args: "", chars: 0, bytes: -1 }
     calls.push(call)
     byIndex.set(index, call)
-    if (id !== undefined) byId.set(id, call)
+    if (id !== undefined) indexId(id, call)
     if (index > maxIndex) maxIndex = index
     return applyArguments(call, delta)
   }
+
+  /** Opens a call that came without an index: it takes the next index after the highest in use. */
+  const openNext = (delta: ToolCallDelta, id: string | undefined, name: string | undefined) =>
+    maxIndex < Number.MAX_SAFE_INTEGER
+      ? open(maxIndex + 1, delta, id, name)
+      : protocol(undefined, id, name, `a call without an index has no index left after ${maxIndex}`)
 
   const apply = (call: Call, delta: ToolCallDelta, id: string | undefined, name: string | undefined) => {
     if (name !== undefined && name !== call.name) {
@@ -258,7 +274,7 @@ export const make = (options?: Options): Machine => {
     }
     if (id !== undefined && call.id === undefined) {
       call.id = id
-      byId.set(id, call)
+      indexId(id, call)
     }
     return applyArguments(call, delta)
   }
@@ -268,13 +284,7 @@ export const make = (options?: Options): Machine => {
     const name = delta.name || undefined
     const index = delta.index
     if (index !== undefined && index !== null) {
-      if (!Number.isSafeInteger(index) || index < 0) {
-        return new MalformedStreamEvent({
-          finishReason: null,
-          reason: "a tool-call index must be an integer >= 0",
-          excerpt: excerpt(String(index))
-        })
-      }
+      if (!isKey(index)) return badIndex(index)
       const call = byIndex.get(index)
       if (call === undefined) return open(index, delta, id, name)
       if (id !== undefined && call.id !== undefined && id !== call.id) {
@@ -290,9 +300,12 @@ export const make = (options?: Options): Machine => {
     }
     if (id !== undefined) {
       const call = byId.get(id)
-      return call === undefined ? open(maxIndex + 1, delta, id, name) : apply(call, delta, id, name)
+      if (call === null) {
+        return protocol(undefined, id, name, `a delta without index names id ${id}, which several calls share`)
+      }
+      return call === undefined ? openNext(delta, id, name) : apply(call, delta, id, name)
     }
-    if (calls.length === 0) return open(maxIndex + 1, delta, id, name)
+    if (calls.length === 0) return openNext(delta, id, name)
     if (calls.length === 1) return apply(calls[0]!, delta, id, name)
     return protocol(
       undefined,
@@ -302,13 +315,37 @@ export const make = (options?: Options): Machine => {
     )
   }
 
+  /** The failure for tool data after the finish, naming the call it was meant for when there is one. */
+  const afterFinish = (delta: ToolCallDelta): StreamFailure => {
+    const index = delta.index
+    if (index !== undefined && index !== null && !isKey(index)) return badIndex(index)
+    const id = delta.id || undefined
+    const call = index !== undefined && index !== null
+      ? byIndex.get(index)
+      : id !== undefined
+      ? byId.get(id) ?? undefined
+      : calls.length === 1
+      ? calls[0]
+      : undefined
+    return call === undefined
+      ? protocol(index ?? undefined, id, delta.name || undefined, "tool data arrived after the finish")
+      : protocol(call.index, call.id ?? id, call.name, "tool data arrived after the finish")
+  }
+
+  /** After a failure nothing is released: drop the buffered calls so a kept machine holds no arguments. */
+  const release = () => {
+    calls.length = 0
+    byIndex.clear()
+    byId.clear()
+  }
+
   const push = (event: StreamEvent): void => {
     if (failed) return
     if (event.text) text += event.text
     const deltas = event.toolCalls
     if (deltas !== undefined && deltas.length > 0) {
       if (sealed) {
-        failure = protocol(deltas[0]!.index, deltas[0]!.id, deltas[0]!.name, "tool data arrived after the finish")
+        failure = afterFinish(deltas[0]!)
       } else {
         for (let i = 0; i < deltas.length; i++) {
           const problem = applyDelta(deltas[i]!)
@@ -334,7 +371,10 @@ export const make = (options?: Options): Machine => {
       }
     }
     if (event.usage !== undefined) usage = usage === undefined ? event.usage : { ...usage, ...event.usage }
-    if (failure !== undefined) failed = true
+    if (failure !== undefined) {
+      failed = true
+      release()
+    }
   }
 
   const end = (): Result.Result<AssembledTurn, AssemblyError> => {
@@ -356,8 +396,8 @@ export const make = (options?: Options): Machine => {
           new MalformedToolArguments({
             finishReason,
             index: call.index,
-            id: call.id ?? null,
-            toolName: call.name,
+            id: bounded(call.id),
+            toolName: excerpt(call.name),
             reason: parsed,
             excerpt: excerpt(call.args)
           })
@@ -467,13 +507,29 @@ export const stream =
       )
     )
 
+/**
+ * A `ToolCallProtocolError`. Ids, names and the reason (which quotes them) come from the payload,
+ * so each is cut to a bounded excerpt: an error never carries a whole payload.
+ */
 const protocol = (index: number | undefined, id: string | undefined, name: string | undefined, reason: string) =>
   new ToolCallProtocolError({
     finishReason: null,
     index: index ?? null,
-    id: id ?? null,
-    toolName: name ?? null,
-    reason
+    id: bounded(id),
+    toolName: bounded(name),
+    reason: excerpt(reason)
+  })
+
+const bounded = (s: string | undefined): string | null => s === undefined ? null : excerpt(s)
+
+/** Whether a tool-call index is usable as a key: an integer >= 0 that is exact as a `number`. */
+const isKey = (index: number): boolean => Number.isSafeInteger(index) && index >= 0
+
+const badIndex = (index: unknown) =>
+  new MalformedStreamEvent({
+    finishReason: null,
+    reason: "a tool-call index must be an integer >= 0",
+    excerpt: typeof index === "number" ? String(index) : `(a ${typeof index})`
   })
 
 /** UTF-8 length of a string, counting a surrogate pair as 4 bytes and a lone surrogate as 3. */

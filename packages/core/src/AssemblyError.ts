@@ -59,7 +59,7 @@ export class TokenLimitExceeded extends Schema.TaggedError<TokenLimitExceeded>()
 }) {
   override get message(): string {
     return `the model hit its output token limit (finish reason ${
-      JSON.stringify(this.finishReason)
+      JSON.stringify(this.finishReason === null ? null : excerpt(this.finishReason))
     }); ${this.pendingToolCalls} tool call(s) withheld`
   }
 }
@@ -77,7 +77,7 @@ export class UnexpectedFinishReason extends Schema.TaggedError<UnexpectedFinishR
   override get message(): string {
     return this.finishReason === null
       ? "the stream finished without a finish reason"
-      : `the stream finished with ${JSON.stringify(this.finishReason)}, which is not a success`
+      : `the stream finished with ${JSON.stringify(excerpt(this.finishReason))}, which is not a success`
   }
 }
 

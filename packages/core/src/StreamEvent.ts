@@ -29,6 +29,10 @@ import { FinishClass } from "./FinishReason.js"
  * - `arguments`: the complete arguments text the provider reports when the call ends
  *   (OpenAI Responses `.done`). It must equal what was accumulated, or it is taken when nothing
  *   was.
+ * - `argumentsBytes`: for arguments an adapter builds as a value rather than as text (Vertex AI
+ *   streamed `partialArgs`), a lower bound, in UTF-8 bytes, of their JSON text so far. It adds
+ *   nothing to the arguments; it lets the size limit fail the call as soon as it is crossed
+ *   instead of when the text is finally handed over.
  *
  * @since 0.1.0
  * @category models
@@ -40,6 +44,7 @@ export interface ToolCallDelta {
   readonly type?: string | undefined
   readonly argumentsDelta?: string | undefined
   readonly arguments?: string | undefined
+  readonly argumentsBytes?: number | undefined
 }
 
 /**
@@ -54,7 +59,8 @@ export const ToolCallDelta: Schema.Codec<ToolCallDelta> = Schema.Struct({
   name: Schema.optional(Schema.String),
   type: Schema.optional(Schema.String),
   argumentsDelta: Schema.optional(Schema.String),
-  arguments: Schema.optional(Schema.String)
+  arguments: Schema.optional(Schema.String),
+  argumentsBytes: Schema.optional(Schema.Number)
 })
 
 /**

@@ -26,11 +26,22 @@ export const parseObject = (data: string): Json | AssemblyError.MalformedStreamE
 export const isFailure = (u: Json | AssemblyError.MalformedStreamEvent): u is AssemblyError.MalformedStreamEvent =>
   u instanceof AssemblyError.MalformedStreamEvent
 
-/** A `MalformedStreamEvent` with a bounded excerpt of the payload. */
+/**
+ * A `MalformedStreamEvent` with a bounded excerpt of the payload. Reasons may quote payload
+ * values (a `jsonPath`, a type), so they are bounded too.
+ */
 export const malformed = (reason: string, data: string): AssemblyError.MalformedStreamEvent =>
-  new AssemblyError.MalformedStreamEvent({ finishReason: null, reason, excerpt: AssemblyError.excerpt(data) })
+  new AssemblyError.MalformedStreamEvent({
+    finishReason: null,
+    reason: AssemblyError.excerpt(reason),
+    excerpt: AssemblyError.excerpt(data)
+  })
 
-/** A `ToolCallProtocolError` found by an adapter's structural checks. */
+/**
+ * A `ToolCallProtocolError` found by an adapter's structural checks. The id, the name and the
+ * reason (which may quote payload ids) are bounded excerpts: an error never carries a whole
+ * payload.
+ */
 export const protocol = (
   reason: string,
   where?: { readonly index?: number | undefined; readonly id?: string | undefined; readonly name?: string | undefined }
@@ -38,9 +49,9 @@ export const protocol = (
   new AssemblyError.ToolCallProtocolError({
     finishReason: null,
     index: where?.index ?? null,
-    id: where?.id ?? null,
-    toolName: where?.name ?? null,
-    reason
+    id: where?.id === undefined ? null : AssemblyError.excerpt(where.id),
+    toolName: where?.name === undefined ? null : AssemblyError.excerpt(where.name),
+    reason: AssemblyError.excerpt(reason)
   })
 
 /**
@@ -55,7 +66,7 @@ export const providerError = (error: unknown, codeKeys: ReadonlyArray<string>): 
     for (const key of codeKeys) {
       const value = error[key]
       if (typeof value === "string" || typeof value === "number") {
-        code = String(value)
+        code = AssemblyError.excerpt(String(value))
         break
       }
     }
@@ -70,13 +81,21 @@ export const providerError = (error: unknown, codeKeys: ReadonlyArray<string>): 
   })
 }
 
-/** `JSON.stringify` that never throws (cycles, BigInt) and never returns `undefined`. */
+/**
+ * `JSON.stringify` that never throws (cycles, BigInt, nesting too deep to write) and never returns
+ * `undefined`. The fallback is not `String(u)`: a parsed payload such as `{"toString": 1}` makes
+ * `String` throw ("Cannot convert object to primitive value").
+ */
 export const safeStringify = (u: unknown): string => {
   try {
-    return JSON.stringify(u) ?? String(u)
+    const json = JSON.stringify(u)
+    if (json !== undefined) return json
   } catch {
-    return String(u)
+    // fall through to a description that cannot throw
   }
+  return (typeof u === "object" && u !== null) || typeof u === "function"
+    ? Object.prototype.toString.call(u)
+    : String(u)
 }
 
 /** Whether a value is an integer ≥ 0 that is safe to use as a key. */
