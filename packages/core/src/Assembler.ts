@@ -174,8 +174,18 @@ interface Call {
   id: string | undefined
   readonly name: string
   type: string | undefined
+  /**
+   * The arguments text received so far is `args` followed by the pieces in `tail`. Deltas are
+   * pushed onto `tail` and joined into `args` in batches that grow with the call (a quarter of
+   * the pieces so far, at least 256), so each character is copied once more in all, and a call in
+   * flight holds a few large strings rather than one rope node per 3–12-character delta. Read it
+   * through `argumentsText`.
+   */
   args: string
-  /** UTF-16 length of `args`. */
+  tail: Array<string>
+  /** Pieces joined into `args` so far. */
+  joined: number
+  /** UTF-16 length of the arguments text. */
   chars: number
   /** UTF-8 length of `args`, counted only once `chars * 3` exceeds the limit; -1 before. */
   bytes: number
@@ -215,10 +225,16 @@ export const make = (options?: Options): Machine => {
     })
 
   const append = (call: Call, delta: string): ArgumentsTooLarge | undefined => {
-    call.args += delta
+    const tail = call.tail
+    tail.push(delta)
+    if (tail.length >= 256 && tail.length * 4 >= call.joined) {
+      call.args += tail.join("")
+      call.joined += tail.length
+      call.tail = []
+    }
     call.chars += delta.length
     if (call.chars * 3 > maxBytes) {
-      call.bytes = call.bytes < 0 ? utf8Length(call.args) : call.bytes + utf8Length(delta)
+      call.bytes = call.bytes < 0 ? utf8Length(argumentsText(call)) : call.bytes + utf8Length(delta)
       if (call.bytes > maxBytes) return tooLarge(call)
     }
     return undefined
@@ -231,8 +247,8 @@ export const make = (options?: Options): Machine => {
       if (crossed) return crossed
     }
     if (delta.arguments !== undefined) {
-      if (call.args === "") return append(call, delta.arguments)
-      if (call.args !== delta.arguments) {
+      if (call.chars === 0) return append(call, delta.arguments)
+      if (argumentsText(call) !== delta.arguments) {
         return protocol(call.index, call.id, call.name, "the final arguments differ from the accumulated deltas")
       }
     }
@@ -248,7 +264,17 @@ export const make = (options?: Options): Machine => {
     if (name === undefined) {
       return protocol(index, id, undefined, `a delta for tool call ${index}, which was never started (no name)`)
     }
-    const call: Call = { index, id, name, type: delta.type || undefined, args: "", chars: 0, bytes: -1 }
+    const call: Call = {
+      index,
+      id,
+      name,
+      type: delta.type || undefined,
+      args: "",
+      tail: [],
+      joined: 0,
+      chars: 0,
+      bytes: -1
+    }
     calls.push(call)
     byIndex.set(index, call)
     if (id !== undefined) indexId(id, call)
@@ -288,7 +314,7 @@ export const make = (options?: Options): Machine => {
       const call = byIndex.get(index)
       if (call === undefined) return open(index, delta, id, name)
       if (id !== undefined && call.id !== undefined && id !== call.id) {
-        if (isOneJsonValue(call.args)) return open(index, delta, id, name)
+        if (isOneJsonValue(argumentsText(call))) return open(index, delta, id, name)
         return protocol(
           index,
           id,
@@ -390,7 +416,8 @@ export const make = (options?: Options): Machine => {
     const ordered = calls.length > 1 ? calls.toSorted((a, b) => a.index - b.index) : calls
     const toolCalls: Array<AssembledToolCall> = []
     for (const call of ordered) {
-      const parsed = parseArguments(call.args, maxDepth)
+      const args = argumentsText(call)
+      const parsed = parseArguments(args, maxDepth)
       if (typeof parsed === "string") {
         return Result.fail(
           new MalformedToolArguments({
@@ -399,13 +426,13 @@ export const make = (options?: Options): Machine => {
             id: bounded(call.id),
             toolName: excerpt(call.name),
             reason: parsed,
-            excerpt: excerpt(call.args)
+            excerpt: excerpt(args)
           })
         )
       }
       toolCalls.push(
         new AssembledToolCall(
-          { index: call.index, id: call.id ?? null, name: call.name, argumentsText: call.args, arguments: parsed },
+          { index: call.index, id: call.id ?? null, name: call.name, argumentsText: args, arguments: parsed },
           { disableChecks: true }
         )
       )
@@ -531,6 +558,16 @@ const badIndex = (index: unknown) =>
     reason: "a tool-call index must be an integer >= 0",
     excerpt: typeof index === "number" ? String(index) : `(a ${typeof index})`
   })
+
+/** A call's arguments text so far (joins its pending pieces). */
+const argumentsText = (call: Call): string => {
+  if (call.tail.length > 0) {
+    call.args += call.tail.join("")
+    call.joined += call.tail.length
+    call.tail = []
+  }
+  return call.args
+}
 
 /** UTF-8 length of a string, counting a surrogate pair as 4 bytes and a lone surrogate as 3. */
 const utf8Length = (s: string): number => {
