@@ -26,9 +26,9 @@
  */
 import { Context, Effect, Layer, type Scope } from "effect"
 import { readFileSync } from "node:fs"
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http"
-import type { Socket } from "node:net"
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http"
 import { basename } from "node:path"
+import * as LoopbackServer from "./LoopbackServer.js"
 
 /**
  * One tool call to generate. A string `arguments` is sent as it is (to generate malformed
@@ -602,22 +602,11 @@ const emptyOutcomes = (): Record<Outcome, number> => ({
 export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope> =>
   Effect.gen(function*() {
     const random = makeRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32))
-    const sockets = new Set<Socket>()
-    const timers = new Set<ReturnType<typeof setTimeout>>()
     const attempts = new Map<string, number>()
     const previous = new Map<string, { writes: Array<Uint8Array>; toolCallIds: ReadonlyArray<string> }>()
     const log: Array<{ -readonly [K in keyof RequestRecord]: RequestRecord[K] }> = []
-    let connections = 0
-    let stopped = false
-
-    const later = (ms: number, f: () => void) => {
-      if (stopped) return
-      const timer = setTimeout(() => {
-        timers.delete(timer)
-        f()
-      }, ms)
-      timers.add(timer)
-    }
+    // The server's timers, set when it starts (before any request arrives).
+    let later: LoopbackServer.Timers["later"] = () => undefined
 
     const answer = (req: IncomingMessage, res: ServerResponse, request: Request, record: typeof log[number]) => {
       let chosen: Answer
@@ -709,101 +698,69 @@ export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope
       else respond()
     }
 
-    const server = createServer((req, res) => {
-      const seq = log.length + 1
-      const record: typeof log[number] = {
-        seq,
-        key: "",
-        attempt: 0,
-        path: req.url ?? "/",
-        fault: null,
-        status: null,
-        bytesWritten: 0,
-        outcome: "pending",
-        toolCallIds: []
-      }
-      log.push(record)
-      if (req.method !== "POST") {
-        record.outcome = "rejected"
-        record.status = 405
-        sendJson(res, 405, JSON.stringify({ error: { message: "only POST is supported" } }), { allow: "POST" })
-        return
-      }
-      const chunks: Array<Buffer> = []
-      req.on("data", (chunk: Buffer) => chunks.push(chunk))
-      req.on("end", () => {
-        const rawBody = Buffer.concat(chunks).toString("utf8")
-        let body: unknown
-        try {
-          body = JSON.parse(rawBody)
-        } catch {
+    const server = yield* LoopbackServer.make((timers) => {
+      later = timers.later
+      return (req, res) => {
+        const seq = log.length + 1
+        const record: typeof log[number] = {
+          seq,
+          key: "",
+          attempt: 0,
+          path: req.url ?? "/",
+          fault: null,
+          status: null,
+          bytesWritten: 0,
+          outcome: "pending",
+          toolCallIds: []
+        }
+        log.push(record)
+        if (req.method !== "POST") {
           record.outcome = "rejected"
-          record.status = 400
-          sendJson(
-            res,
-            400,
-            JSON.stringify({ error: { message: "the request body is not JSON", type: "invalid_request_error" } })
-          )
+          record.status = 405
+          sendJson(res, 405, JSON.stringify({ error: { message: "only POST is supported" } }), { allow: "POST" })
           return
         }
-        const base = { path: record.path, headers: req.headers, body, rawBody }
-        const key = options.requestKey?.(base) ?? rawBody
-        const attempt = (attempts.get(key) ?? 0) + 1
-        attempts.set(key, attempt)
-        record.key = key
-        record.attempt = attempt
-        answer(req, res, { ...base, key, attempt, seq }, record)
-      })
-    })
-    server.on("connection", (socket: Socket) => {
-      connections++
-      sockets.add(socket)
-      socket.on("close", () => sockets.delete(socket))
-    })
-
-    const port = yield* Effect.acquireRelease(
-      Effect.callback<number>((resume) => {
-        server.listen(0, "127.0.0.1", () => {
-          const address = server.address()
-          resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0))
+        const chunks: Array<Buffer> = []
+        req.on("data", (chunk: Buffer) => chunks.push(chunk))
+        req.on("end", () => {
+          const rawBody = Buffer.concat(chunks).toString("utf8")
+          let body: unknown
+          try {
+            body = JSON.parse(rawBody)
+          } catch {
+            record.outcome = "rejected"
+            record.status = 400
+            sendJson(
+              res,
+              400,
+              JSON.stringify({ error: { message: "the request body is not JSON", type: "invalid_request_error" } })
+            )
+            return
+          }
+          const base = { path: record.path, headers: req.headers, body, rawBody }
+          const key = options.requestKey?.(base) ?? rawBody
+          const attempt = (attempts.get(key) ?? 0) + 1
+          attempts.set(key, attempt)
+          record.key = key
+          record.attempt = attempt
+          answer(req, res, { ...base, key, attempt, seq }, record)
         })
-      }),
-      () =>
-        Effect.callback<void>((resume) => {
-          stopped = true
-          for (const timer of timers) clearTimeout(timer)
-          timers.clear()
-          server.close(() => resume(Effect.void))
-          server.closeAllConnections()
-          for (const socket of sockets) socket.destroy()
-        })
-    )
+      }
+    })
 
     const stats = Effect.sync((): Stats => {
       const outcomes = emptyOutcomes()
       for (const record of log) outcomes[record.outcome]++
       return {
         requests: log.length,
-        connections,
-        openSockets: sockets.size,
+        connections: server.connections(),
+        openSockets: server.openSockets(),
         outcomes,
         log: log.map((record) => ({ ...record }))
       }
     })
 
-    const awaitOpenSockets = (count: number, timeoutMs = 2000) =>
-      Effect.callback<number>((resume) => {
-        const deadline = Date.now() + timeoutMs
-        let timer: ReturnType<typeof setTimeout> | undefined
-        const check = () => {
-          if (sockets.size <= count || Date.now() >= deadline) resume(Effect.succeed(sockets.size))
-          else timer = setTimeout(check, 5)
-        }
-        check()
-        return Effect.sync(() => clearTimeout(timer))
-      })
-
-    return { url: `http://127.0.0.1:${port}`, stats, awaitOpenSockets }
+    return { url: server.url, stats, awaitOpenSockets: server.awaitOpenSockets }
   })
 
 /**

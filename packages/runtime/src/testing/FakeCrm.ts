@@ -29,9 +29,9 @@
  *
  * @since 0.1.0
  */
+import * as LoopbackServer from "@toolgate/adapters/testing/LoopbackServer"
 import { Context, Effect, Layer, type Scope } from "effect"
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
-import type { Socket } from "node:net"
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http"
 
 /**
  * A fault injected into one mutation request.
@@ -161,14 +161,13 @@ const errorBody = (code: string, message: string) => ({ error: { code, message }
  */
 export const make = (options: Options = {}): Effect.Effect<Server, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const sockets = new Set<Socket>()
-    const timers = new Set<ReturnType<typeof setTimeout>>()
     const attempts = new Map<string, number>()
     const byKey = new Map<string, number>()
     const keys = new Map<string, Stored>()
     const log: Array<{ -readonly [K in keyof Mutation]: Mutation[K] }> = []
     const counters = { requests: 0, replayed: 0, failedBefore: 0, rejected: 0, ambiguous: 0 }
-    let stopped = false
+    // Set once the server is up; the snapshot and the handlers only run after that.
+    let server: LoopbackServer.LoopbackServer
 
     const snapshot = (): Stats => {
       let duplicates = 0
@@ -178,18 +177,9 @@ export const make = (options: Options = {}): Effect.Effect<Server, never, Scope.
         mutations: log.length,
         duplicates,
         byKey: Object.fromEntries(byKey),
-        openSockets: sockets.size,
+        openSockets: server.openSockets(),
         log: log.map((m) => ({ ...m }))
       }
-    }
-
-    const later = (ms: number, f: () => void) => {
-      if (stopped) return
-      const timer = setTimeout(() => {
-        timers.delete(timer)
-        f()
-      }, ms)
-      timers.add(timer)
     }
 
     const apply = (request: Request) => {
@@ -249,7 +239,7 @@ export const make = (options: Options = {}): Effect.Effect<Server, never, Scope.
       json(res, 200, body)
     }
 
-    const server = createServer((req, res) => {
+    const listener = (later: LoopbackServer.Timers["later"]) => (req: IncomingMessage, res: ServerResponse) => {
       if (req.method === "GET") {
         json(res, 200, snapshot())
         return
@@ -323,43 +313,10 @@ export const make = (options: Options = {}): Effect.Effect<Server, never, Scope.
         if (latency > 0) later(latency, () => handle(res, request, stored))
         else handle(res, request, stored)
       })
-    })
-    server.on("connection", (socket: Socket) => {
-      sockets.add(socket)
-      socket.on("close", () => sockets.delete(socket))
-    })
+    }
+    server = yield* LoopbackServer.make(({ later }) => listener(later))
 
-    const port = yield* Effect.acquireRelease(
-      Effect.callback<number>((resume) => {
-        server.listen(0, "127.0.0.1", () => {
-          const address = server.address()
-          resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0))
-        })
-      }),
-      () =>
-        Effect.callback<void>((resume) => {
-          stopped = true
-          for (const timer of timers) clearTimeout(timer)
-          timers.clear()
-          server.close(() => resume(Effect.void))
-          server.closeAllConnections()
-          for (const socket of sockets) socket.destroy()
-        })
-    )
-
-    const awaitOpenSockets = (count: number, timeoutMs = 2000) =>
-      Effect.callback<number>((resume) => {
-        const deadline = Date.now() + timeoutMs
-        let timer: ReturnType<typeof setTimeout> | undefined
-        const check = () => {
-          if (sockets.size <= count || Date.now() >= deadline) resume(Effect.succeed(sockets.size))
-          else timer = setTimeout(check, 5)
-        }
-        check()
-        return Effect.sync(() => clearTimeout(timer))
-      })
-
-    return { url: `http://127.0.0.1:${port}`, stats: Effect.sync(snapshot), awaitOpenSockets }
+    return { url: server.url, stats: Effect.sync(snapshot), awaitOpenSockets: server.awaitOpenSockets }
   })
 
 /**
