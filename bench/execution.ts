@@ -1,0 +1,185 @@
+/**
+ * The execution benchmark: executions per second on the PostgreSQL server through
+ * `ToolExecutor.execute` (key derivation, claim, handler in its own fiber, result encoding and
+ * size check, fenced complete, metrics, spans), next to a floor that runs the same claim and
+ * complete statements through the same client without the service, with 1, 8 and 32 concurrent
+ * fibers. Every execution is a new key (a new decision), so each one claims and completes; the
+ * handler itself does nothing, so the table shows the service's own cost. Two handlers: one that
+ * returns at once (no watchdog is needed, none is started) and one that suspends once, as any
+ * I/O does (it runs raced against the heartbeat/timeout watchdog). Target: the service keeps
+ * ≥ 80 % of the floor.
+ *
+ * Run: `npx tsc -b && npx tsc -p bench && node bench/dist/execution.js` (or through
+ * `bench/main.ts`, which imports {@link runExecutionBenchmark}). The server is `TOOLGATE_PG_URL`
+ * (default `postgres://postgres@127.0.0.1:5432/test`, its configuration as it is: with
+ * `synchronous_commit = on` each claim and complete waits for a WAL flush); the benchmark works
+ * in its own schema and drops it at the end. Each concurrency level runs `BENCH_ROUNDS`
+ * (default 6) rounds of one `BENCH_SLICE_SECONDS` (default 0.4 s) slice per side, in rotating
+ * order; the whole run takes about 25 s.
+ */
+import { PgClient } from "@effect/sql-pg"
+import type { ToolCall } from "@toolgate/core"
+import { IdempotencyStore, ToolExecutor } from "@toolgate/runtime"
+import { rawStatements } from "@toolgate/runtime/internal/sqlStore"
+import { Effect, Layer, Metric, Redacted, Schema } from "effect"
+import { Tool, Toolkit } from "effect/ai"
+import { SqlClient } from "effect/sql"
+import { createHash } from "node:crypto"
+import { pathToFileURL } from "node:url"
+
+/** One row of the table. */
+export interface Row {
+  readonly fibers: number
+  readonly "floor exec/s": number
+  readonly "service exec/s": number
+  readonly "service / floor": string
+  readonly "service, async handler exec/s": number
+  readonly "async / floor": string
+  readonly target: string
+}
+
+const params = Schema.Struct({ leadId: Schema.String })
+const success = Schema.Struct({ ok: Schema.Boolean })
+/** Its handler returns at once: no heartbeat or timeout fiber is needed, none is started. */
+const Touch = Tool.make("Touch", { parameters: params, success })
+/** Its handler suspends once (as any I/O does), so it runs raced against the heartbeat/timeout watchdog. */
+const TouchAsync = Tool.make("TouchAsync", { parameters: params, success })
+const Kit = Toolkit.make(Touch, TouchAsync)
+
+const levels = [1, 8, 32] as const
+
+/** Runs `op(i)` on `fibers` fibers until `seconds` elapse; returns the operations done and the seconds taken. */
+const slice = (fibers: number, seconds: number, op: (i: number) => Effect.Effect<unknown, unknown>) =>
+  Effect.gen(function*() {
+    let next = 0
+    const deadline = performance.now() + seconds * 1000
+    const loop = Effect.suspend(() => op(next++)).pipe(
+      Effect.repeat({ while: () => performance.now() < deadline })
+    )
+    const t0 = performance.now()
+    yield* Effect.all(Array.from({ length: fibers }, () => loop), { concurrency: "unbounded", discard: true })
+    return { ops: next, seconds: (performance.now() - t0) / 1000 }
+  })
+
+/**
+ * Runs the benchmark and returns one row per concurrency level. Fails when the server is
+ * unreachable.
+ */
+export const runExecutionBenchmark = (): Promise<ReadonlyArray<Row>> => {
+  const url = process.env.TOOLGATE_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+  const seconds = Number(process.env.BENCH_SLICE_SECONDS ?? 0.4)
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 6)
+  const schema = `tg_bench_${process.pid}`
+  const Sql = PgClient.layer({ url: Redacted.make(url), maxConnections: 32 })
+
+  const program = Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const executor = yield* ToolExecutor.make(Kit, {
+      Touch: { recovery: "reexecute", run: () => Effect.succeed({ ok: true }) },
+      TouchAsync: { recovery: "reexecute", run: () => Effect.as(Effect.yieldNow, { ok: true }) }
+    })
+    const statements = rawStatements(schema)
+    const result = JSON.stringify({ ok: true })
+
+    let run = 0
+    const through = (tool: typeof Touch | typeof TouchAsync) => (i: number) => {
+      const leadId = `lead-${run}-${i}`
+      const call: ToolCall.ValidatedToolCall<typeof tool> = {
+        index: 0,
+        id: `call_${i}`,
+        name: tool.name,
+        tool,
+        params: { leadId },
+        arguments: { leadId },
+        argumentsText: ""
+      }
+      return executor.execute(call, { scope: { tenant: "bench", turn: "turn" } })
+    }
+    const sides = { floor: (i: number) => floor(i), service: through(Touch), async: through(TouchAsync) }
+    // The floor: the same S1 claim and S3 complete, same parameters, same client; no service.
+    const floor = (i: number) =>
+      Effect.gen(function*() {
+        // keys and fingerprints shaped like the service's (random 64-hex), so both insert alike into the index
+        const key = `tg1:sha256:${createHash("sha256").update(`floor-${run}-${i}`).digest("hex")}`
+        const fingerprint = `tg1:sha256:${createHash("sha256").update(key).digest("hex")}`
+        const rows = yield* sql.unsafe<{ fence: bigint }>(statements.claim, [
+          "bench",
+          key,
+          "Touch",
+          fingerprint,
+          `floor:${i}`,
+          30_000,
+          86_400_000,
+          3,
+          "reexecute",
+          null
+        ])
+        yield* sql.unsafe(statements.complete, [
+          "bench",
+          key,
+          rows[0].fence,
+          result,
+          result.length,
+          null,
+          86_400_000,
+          null
+        ])
+      })
+
+    // warm up every path (prepared statements on every pooled connection, JIT)
+    for (const side of ["service", "async", "floor"] as const) {
+      run++
+      yield* slice(32, 0.4, sides[side])
+    }
+
+    const orders = [
+      ["floor", "service", "async"],
+      ["service", "async", "floor"],
+      ["async", "floor", "service"]
+    ] as const
+    const out: Array<Row> = []
+    for (const fibers of levels) {
+      // Many short slices, rotating which side goes first, so load from other processes and the
+      // disk's fsync latency hit every side alike; rates are totals over all slices.
+      const total = { floor: { ops: 0, seconds: 0 }, service: { ops: 0, seconds: 0 }, async: { ops: 0, seconds: 0 } }
+      for (let round = 0; round < rounds; round++) {
+        for (const side of orders[round % orders.length]) {
+          run++
+          const done = yield* slice(fibers, seconds, sides[side])
+          total[side].ops += done.ops
+          total[side].seconds += done.seconds
+        }
+      }
+      const rate = (side: keyof typeof total) => total[side].ops / total[side].seconds
+      const f = rate("floor")
+      const s = rate("service")
+      const a = rate("async")
+      out.push({
+        fibers,
+        "floor exec/s": Math.round(f),
+        "service exec/s": Math.round(s),
+        "service / floor": `${(100 * s / f).toFixed(1)} %`,
+        "service, async handler exec/s": Math.round(a),
+        "async / floor": `${(100 * a / f).toFixed(1)} %`,
+        target: s / f >= 0.8 && a / f >= 0.8 ? "≥ 80 % met" : "below 80 %"
+      })
+    }
+    return out
+  }).pipe(
+    Effect.ensuring(Effect.ignore(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+    }))),
+    Effect.provide(IdempotencyStore.IdempotencyStore.layerSql({ schema }).pipe(Layer.provideMerge(Sql))),
+    Effect.provideService(Metric.MetricRegistry, new Map())
+  )
+  return Effect.runPromise(program)
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const rows = await runExecutionBenchmark()
+  const keys = Object.keys(rows[0]) as Array<keyof Row>
+  const widths = keys.map((k) => Math.max(k.length, ...rows.map((r) => String(r[k]).length)))
+  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c.padStart(widths[i])).join("  ")
+  process.stdout.write(`${line(keys)}\n${rows.map((r) => line(keys.map((k) => String(r[k])))).join("\n")}\n`)
+}

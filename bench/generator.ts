@@ -1,0 +1,393 @@
+/**
+ * Seeded generator of provider streams for the benchmarks: OpenAI Chat Completions and Anthropic
+ * Messages bodies, exactly as the providers frame them, with the ground truth a correct consumer
+ * must produce (the text, every tool call's id, name and parsed arguments).
+ *
+ * Shape of every stream: ~40 text deltas first, then the tool calls one after another (the order
+ * both providers use), then the finish. Text and argument deltas are 3–12 UTF-16 code units
+ * (never splitting a surrogate pair), the arguments carry multi-byte UTF-8 (2-, 3- and 4-byte
+ * characters) in their string values, and the body is cut into network reads of 1–4 KiB at
+ * arbitrary byte positions, so multi-byte characters and events straddle reads.
+ *
+ * Pure and deterministic: the same provider, size and seed always give the same bytes.
+ */
+
+/** The wire formats the benchmarks generate. */
+export type Provider = "openai-chat" | "anthropic"
+
+/** The input sizes of the benchmarks. */
+export type Size = "small" | "medium" | "large"
+
+/** How many tool calls a size has and how large each call's arguments are (UTF-8 bytes). */
+export interface SizeSpec {
+  readonly calls: number
+  readonly argumentBytes: number
+}
+
+/** small: 1 call of ~200 B; medium: 4 calls of ~4 KiB; large: 8 calls of ~64 KiB. */
+export const sizes: Readonly<Record<Size, SizeSpec>> = {
+  small: { calls: 1, argumentBytes: 200 },
+  medium: { calls: 4, argumentBytes: 4 * 1024 },
+  large: { calls: 8, argumentBytes: 64 * 1024 }
+}
+
+export const providers: ReadonlyArray<Provider> = ["openai-chat", "anthropic"]
+export const sizeNames: ReadonlyArray<Size> = ["small", "medium", "large"]
+
+/** One tool call as a correct consumer must release it. */
+export interface ExpectedCall {
+  readonly id: string
+  readonly name: string
+  readonly arguments: Record<string, unknown>
+}
+
+/** What a correct consumer must produce from a generated stream. */
+export interface Expected {
+  readonly text: string
+  readonly toolCalls: ReadonlyArray<ExpectedCall>
+  /** The provider's raw finish reason (`tool_calls` / `tool_use`). */
+  readonly finishReason: string
+}
+
+/** A generated body, its network reads and its ground truth. */
+export interface GeneratedStream {
+  readonly provider: Provider
+  readonly size: Size
+  readonly seed: number
+  /** The whole body. */
+  readonly bytes: Uint8Array
+  /** The body cut into network reads of 1–4 KiB (independent buffers). */
+  readonly reads: ReadonlyArray<Uint8Array>
+  /** Dispatched SSE events in the body (including `[DONE]` and pings). */
+  readonly events: number
+  /** UTF-8 bytes of all tool-call arguments. */
+  readonly argumentBytes: number
+  readonly expected: Expected
+}
+
+/** mulberry32: a small, fast, seedable PRNG; good enough for test data. */
+const makeRandom = (seed: number) => {
+  let a = seed >>> 0
+  const next = (): number => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+  const int = (min: number, max: number): number => min + Math.floor(next() * (max - min + 1))
+  const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(next() * xs.length)]!
+  const chars = (alphabet: string, n: number): string => {
+    let s = ""
+    for (let i = 0; i < n; i++) s += alphabet[Math.floor(next() * alphabet.length)]
+    return s
+  }
+  return { next, int, pick, chars }
+}
+
+type Random = ReturnType<typeof makeRandom>
+
+const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+/** Words with 1-, 2-, 3- and 4-byte UTF-8 characters (the emoji are surrogate pairs in UTF-16). */
+const words = [
+  "order",
+  "invoice",
+  "customer",
+  "delivery",
+  "refund",
+  "the",
+  "to",
+  "and",
+  "please",
+  "update",
+  "café",
+  "naïve",
+  "Zoë",
+  "Ångström",
+  "façade",
+  "Müller",
+  "señor",
+  "Привет",
+  "Ελλάδα",
+  "日本語",
+  "東京",
+  "北京",
+  "서울",
+  "€",
+  "—",
+  "«ok»",
+  "✓",
+  "😀",
+  "🚀",
+  "👍🏽",
+  "𝄞"
+]
+
+const toolNames = ["create_order", "update_crm_contact", "send_invoice", "schedule_meeting", "issue_refund"]
+
+const sentence = (random: Random, n: number): string => {
+  const out: Array<string> = []
+  for (let i = 0; i < n; i++) out.push(random.pick(words))
+  return out.join(" ")
+}
+
+const item = (random: Random) => ({
+  sku: `SKU-${random.chars(ALNUM, 8)}`,
+  title: sentence(random, random.int(2, 6)),
+  quantity: random.int(1, 20),
+  unit_price: Math.round(random.next() * 100000) / 100,
+  gift: random.next() < 0.2,
+  tags: [random.pick(words), random.pick(words)],
+  note: random.next() < 0.5 ? null : sentence(random, random.int(3, 12))
+})
+
+const utf8 = new TextEncoder()
+const byteLength = (s: string): number => utf8.encode(s).length
+
+/** A JSON object of at least `target` UTF-8 bytes (whole items are added until it is reached). */
+const argumentsObject = (random: Random, target: number): Record<string, unknown> => {
+  const items: Array<unknown> = []
+  const args: Record<string, unknown> = {
+    request_id: `req_${random.chars(ALNUM, 12)}`,
+    customer: { name: random.pick(["Zoë Ångström", "山田 太郎", "José Müller", "Ada"]), tier: random.int(1, 3) },
+    items
+  }
+  let length = byteLength(JSON.stringify(args))
+  while (length < target) {
+    const next = item(random)
+    length += byteLength(JSON.stringify(next)) + 1
+    items.push(next)
+  }
+  return args
+}
+
+/** Cuts a string into pieces of 3–12 UTF-16 code units, never inside a surrogate pair. */
+const pieces = (random: Random, s: string): Array<string> => {
+  const out: Array<string> = []
+  let position = 0
+  while (position < s.length) {
+    let end = Math.min(s.length, position + random.int(3, 12))
+    const last = s.charCodeAt(end - 1)
+    if (end < s.length && last >= 0xd800 && last <= 0xdbff) end++
+    out.push(s.slice(position, end))
+    position = end
+  }
+  return out
+}
+
+/** The ~40 text deltas that open every stream. */
+const textPieces = (random: Random): Array<string> => {
+  const out: Array<string> = []
+  while (out.length < 40) out.push(...pieces(random, sentence(random, 8) + ". "))
+  return out
+}
+
+interface Call {
+  readonly id: string
+  readonly name: string
+  readonly argumentsText: string
+  readonly arguments: Record<string, unknown>
+}
+
+const makeCalls = (random: Random, spec: SizeSpec, idPrefix: string, idLength: number): Array<Call> => {
+  const calls: Array<Call> = []
+  for (let i = 0; i < spec.calls; i++) {
+    const args = argumentsObject(random, spec.argumentBytes)
+    calls.push({
+      id: `${idPrefix}${random.chars(ALNUM, idLength)}`,
+      name: toolNames[i % toolNames.length]!,
+      argumentsText: JSON.stringify(args),
+      arguments: args
+    })
+  }
+  return calls
+}
+
+interface Body {
+  readonly text: string
+  readonly events: number
+}
+
+/**
+ * An OpenAI Chat Completions body with `stream_options.include_usage` (every chunk carries
+ * `"usage": null`, a last chunk with `choices: []` carries the usage), ending with `[DONE]`.
+ */
+const openAiChat = (random: Random, text: ReadonlyArray<string>, calls: ReadonlyArray<Call>): Body => {
+  const id = `chatcmpl-${random.chars(ALNUM, 29)}`
+  const head = `{"id":"${id}","object":"chat.completion.chunk","created":1732000000,"model":"gpt-4o-2024-08-06",` +
+    `"service_tier":"default","system_fingerprint":"fp_50cad350e4","choices":[`
+  const lines: Array<string> = []
+  const chunk = (delta: unknown, finish: string | null) =>
+    lines.push(
+      `data: ${head}{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${
+        JSON.stringify(finish)
+      }}],"usage":null}\n\n`
+    )
+  chunk({ role: "assistant", content: "", refusal: null }, null)
+  for (const piece of text) chunk({ content: piece }, null)
+  calls.forEach((call, index) => {
+    chunk({
+      tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }]
+    }, null)
+    for (const piece of pieces(random, call.argumentsText)) {
+      chunk({ tool_calls: [{ index, function: { arguments: piece } }] }, null)
+    }
+  })
+  chunk({}, "tool_calls")
+  lines.push(
+    `data: ${head}],"usage":{"prompt_tokens":812,"completion_tokens":${lines.length},"total_tokens":${
+      812 + lines.length
+    },"prompt_tokens_details":{"cached_tokens":0}}}\n\n`
+  )
+  lines.push("data: [DONE]\n\n")
+  return { text: lines.join(""), events: lines.length }
+}
+
+/** An Anthropic Messages body: one text block, then one `tool_use` block per call, with pings. */
+const anthropic = (random: Random, text: ReadonlyArray<string>, calls: ReadonlyArray<Call>): Body => {
+  const lines: Array<string> = []
+  const event = (type: string, data: unknown) => lines.push(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`)
+  event("message_start", {
+    type: "message_start",
+    message: {
+      id: `msg_${random.chars(ALNUM, 24)}`,
+      type: "message",
+      role: "assistant",
+      model: "claude-sonnet-4-6",
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 812, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 }
+    }
+  })
+  event("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } })
+  event("ping", { type: "ping" })
+  for (const piece of text) {
+    event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: piece } })
+  }
+  event("content_block_stop", { type: "content_block_stop", index: 0 })
+  calls.forEach((call, i) => {
+    const index = i + 1
+    event("content_block_start", {
+      type: "content_block_start",
+      index,
+      content_block: { type: "tool_use", id: call.id, name: call.name, input: {} }
+    })
+    event("content_block_delta", {
+      type: "content_block_delta",
+      index,
+      delta: { type: "input_json_delta", partial_json: "" }
+    })
+    for (const piece of pieces(random, call.argumentsText)) {
+      event("content_block_delta", {
+        type: "content_block_delta",
+        index,
+        delta: { type: "input_json_delta", partial_json: piece }
+      })
+    }
+    event("content_block_stop", { type: "content_block_stop", index })
+  })
+  event("message_delta", {
+    type: "message_delta",
+    delta: { stop_reason: "tool_use", stop_sequence: null },
+    usage: { output_tokens: lines.length }
+  })
+  event("message_stop", { type: "message_stop" })
+  return { text: lines.join(""), events: lines.length }
+}
+
+/**
+ * Cuts a body into independent reads of 1–4 KiB at arbitrary byte positions. A quarter of the cuts
+ * move forward (within the 4 KiB bound) to the next UTF-8 continuation byte, so multi-byte
+ * characters are split across reads even though most of a body's bytes are ASCII.
+ */
+const cutReads = (random: Random, bytes: Uint8Array): Array<Uint8Array> => {
+  const reads: Array<Uint8Array> = []
+  let position = 0
+  while (position < bytes.length) {
+    let end = Math.min(bytes.length, position + random.int(1024, 4096))
+    if (random.next() < 0.25) {
+      const limit = Math.min(bytes.length - 1, position + 4096)
+      for (let i = end; i <= limit; i++) {
+        if ((bytes[i]! & 0xc0) === 0x80) {
+          end = i
+          break
+        }
+      }
+    }
+    reads.push(bytes.slice(position, end))
+    position = end
+  }
+  return reads
+}
+
+const seedOf = (provider: Provider, size: Size): number =>
+  (providers.indexOf(provider) + 1) * 1000 + sizeNames.indexOf(size) + 1
+
+/**
+ * Generates one stream. The default seed depends only on the provider and size, so every run of
+ * the benchmark sees the same bytes.
+ */
+export const generate = (provider: Provider, size: Size, seed: number = seedOf(provider, size)): GeneratedStream => {
+  const random = makeRandom(seed)
+  const spec = sizes[size]
+  const text = textPieces(random)
+  const calls = provider === "openai-chat"
+    ? makeCalls(random, spec, "call_", 24)
+    : makeCalls(random, spec, "toolu_01", 22)
+  const body = provider === "openai-chat" ? openAiChat(random, text, calls) : anthropic(random, text, calls)
+  const bytes = utf8.encode(body.text)
+  return {
+    provider,
+    size,
+    seed,
+    bytes,
+    reads: cutReads(random, bytes),
+    events: body.events,
+    argumentBytes: calls.reduce((n, call) => n + byteLength(call.argumentsText), 0),
+    expected: {
+      text: text.join(""),
+      toolCalls: calls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments })),
+      finishReason: provider === "openai-chat" ? "tool_calls" : "tool_use"
+    }
+  }
+}
+
+/** The names of the tools a generated stream can call (for SDKs that want tools declared). */
+export const tools: ReadonlyArray<string> = toolNames
+
+/**
+ * A web `ReadableStream` that hands out `reads` one per pull, like a network body (high-water
+ * mark 0: nothing is read ahead of the consumer). `gate`, when given, is awaited before handing
+ * out read number `gate.at`; `onRead` sees each read's number as it goes out.
+ */
+export const readableStream = (
+  reads: ReadonlyArray<Uint8Array>,
+  options?: {
+    readonly gate?: { readonly at: number; readonly wait: () => Promise<void> } | undefined
+    readonly onRead?: ((read: number) => void) | undefined
+  }
+): ReadableStream<Uint8Array> => {
+  let next = 0
+  const gate = options?.gate
+  const onRead = options?.onRead
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (next >= reads.length) {
+        controller.close()
+        return
+      }
+      const read = next++
+      if (gate !== undefined && read === gate.at) {
+        return gate.wait().then(() => {
+          onRead?.(read)
+          controller.enqueue(reads[read]!)
+        })
+      }
+      onRead?.(read)
+      controller.enqueue(reads[read]!)
+      return undefined
+    }
+  }, { highWaterMark: 0 })
+}
