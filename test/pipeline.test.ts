@@ -465,7 +465,7 @@ describe("ToolCallPipeline over HTTP: streaming and metrics", () => {
       expect(turn.calls.map((c) => c.outcome._tag)).toEqual(["Executed", "Executed"])
     }))
 
-  it.live("metrics: one failed and one completed stream attempt, one retry, the calls assembled", () =>
+  it.live("metrics: two attempts started, one failed and one completed, one retry, the calls assembled", () =>
     Effect.gen(function*() {
       const { pipeline, request } = yield* harness((req) =>
         req.attempt === 1 ? { source, fault: { _tag: "Status", status: 500 } } : { source }
@@ -490,6 +490,7 @@ describe("ToolCallPipeline over HTTP: streaming and metrics", () => {
       const provider = { provider: "openai-chat" }
       expect(yield* count(metrics.streams, { ...provider, outcome: "completed" })).toBe(1)
       expect(yield* count(metrics.streams, { ...provider, outcome: "ProviderHttpError" })).toBe(1)
+      expect(yield* count(metrics.streamsStarted, provider)).toBe(2)
       expect(yield* count(metrics.retries, provider)).toBe(1)
       expect(yield* count(metrics.toolCallsAssembled, provider)).toBe(2)
       expect(yield* count(metrics.usageOutputTokens, provider)).toBe(turn.usage!.outputTokens)

@@ -170,7 +170,8 @@ export const isRetryable = (error: PipelineError): boolean => {
 /**
  * Pipeline metrics. Attributes: `provider`, and `outcome` (`completed` or the error tag).
  *
- * - `toolgate_streams_total`: stream attempts by outcome;
+ * - `toolgate_streams_started_total`: stream attempts started (requests sent);
+ * - `toolgate_streams_total`: stream attempts by outcome (`StreamAborted` counts aborted ones);
  * - `toolgate_stream_retries_total`: attempts that were retried;
  * - `toolgate_stream_deltas_received_total`: text and argument deltas received (about one token
  *   each on OpenAI-style streams), counted for failed and aborted attempts too;
@@ -182,6 +183,7 @@ export const isRetryable = (error: PipelineError): boolean => {
  * @category metrics
  */
 export const metrics = {
+  streamsStarted: Metric.counter("toolgate_streams_started_total", { description: "stream attempts started" }),
   streams: Metric.counter("toolgate_streams_total", { description: "stream attempts by outcome" }),
   retries: Metric.counter("toolgate_stream_retries_total", { description: "stream attempts that were retried" }),
   deltasReceived: Metric.counter("toolgate_stream_deltas_received_total", {
@@ -295,6 +297,7 @@ export const make: Effect.Effect<Service, never, HttpTransport.HttpTransport | T
             if (remaining <= 0) {
               return Stream.fail(overDeadline)
             }
+            yield* count(metrics.streamsStarted, 1, provider)
             let deltas = 0
             let turn: Assembler.AssembledTurn | undefined
             const events = transport.stream(request, {
