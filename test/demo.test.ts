@@ -6,6 +6,7 @@
  * server is unreachable (or failing under `TOOLGATE_REQUIRE_PG=1`). Bad flags exit 1 with one line.
  */
 import { describe, expect, it } from "@effect/vitest"
+import type { Report } from "@toolgate/cli/Demo"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { execFile } from "node:child_process"
@@ -32,26 +33,6 @@ const toolgate = async (...args: Array<string>) => {
     const err = e as { code: number; stdout: string; stderr: string }
     return { code: err.code, stdout: err.stdout, stderr: err.stderr }
   }
-}
-
-interface Row {
-  readonly attempts: number
-  readonly retries: number
-  readonly assembled: number
-  readonly executed: number
-  readonly replayed: number
-  readonly rejected: Readonly<Record<string, number>>
-  readonly unknown: number
-  readonly crmMutations: number
-  readonly crmDuplicates: number
-  readonly corrupted: number
-}
-
-interface Report {
-  readonly leads: number
-  readonly seed: number
-  readonly toolgate: Row
-  readonly naive: Row
 }
 
 /** Runs the demo and parses its stdout, which must be exactly one JSON object. */
