@@ -104,7 +104,9 @@ describe("toolgate demo", () => {
 
   it.concurrent.for([
     { args: ["--leads", "0"], says: "--leads" },
-    { args: ["--store", "mysql://x"], says: "--store" }
+    { args: ["--leads", "20001"], says: "--leads must be between 1 and 20000" },
+    { args: ["--store", "mysql://x"], says: "--store" },
+    { args: ["--data-dir", fileURLToPath(import.meta.url)], says: "cannot be created as a directory" }
   ])("$args: exit 1 with one line on stderr", async ({ args, says }) => {
     const { code, stderr, stdout } = await toolgate("demo", "--json", ...args)
     expect(code).toBe(1)

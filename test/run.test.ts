@@ -175,6 +175,25 @@ describe("toolgate run", () => {
       expect((yield* crm.stats).mutations).toBe(0)
     }).pipe(Effect.scoped), 60_000)
 
+  it.live("bad flags are usage errors, checked before anything is sent", () =>
+    Effect.gen(function*() {
+      const { file } = toolsFile("http://127.0.0.1:9")
+      const base = ["run", "--model", "m", "--tools", file, "--scope", "s"]
+      for (
+        const [args, says] of [
+          [["--base-url", "notaurl", "x"], "not an http(s) URL"],
+          [["--base-url", "ftp://host/v1", "x"], "not an http(s) URL"],
+          [["--base-url", "http://127.0.0.1:9", "--store", "mysql://x", "x"], "--store must be a postgres:// URL"],
+          [["--base-url", "http://127.0.0.1:9", "--max-tokens", "0", "x"], "--max-tokens"]
+        ] as const
+      ) {
+        const result = yield* toolgate([...base, ...args])
+        expect(result.code).toBe(1)
+        expect(result.stdout).toBe("")
+        expect(result.stderr.trim().split("\n").at(-1)).toContain(says)
+      }
+    }), 60_000)
+
   it.live("a tool without a webhook is a usage error", () =>
     Effect.gen(function*() {
       const dir = mkdtempSync(join(tmpdir(), "toolgate-run-bad-"))

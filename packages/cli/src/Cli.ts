@@ -131,35 +131,62 @@ export const corpus = Command.make("corpus", {
   })).pipe(Command.withDescription("inspect every capture of a fixture corpus and print one row each"))
 
 /**
+ * Checks the store flags of `demo` and `run`: a `--store` must be a `postgres://` URL; otherwise
+ * the embedded store's directory is created when missing. Gives the server URL, if any.
+ *
+ * @since 0.1.0
+ * @category input
+ */
+export const prepareStore = Effect.fnUntraced(function*(store: Option.Option<string>, dataDir: string) {
+  const url = Option.getOrUndefined(store)
+  if (url !== undefined) {
+    if (!/^postgres(ql)?:\/\//.test(url)) return yield* new InputError({ reason: "--store must be a postgres:// URL" })
+    return url
+  }
+  const fs = yield* FileSystem.FileSystem
+  yield* fs.makeDirectory(dataDir, { recursive: true }).pipe(
+    Effect.mapError(() => new InputError({ reason: `--data-dir ${dataDir}: cannot be created as a directory` }))
+  )
+  return undefined
+})
+
+const dataDirFlag = Flag.String("data-dir").pipe(
+  Flag.withDescription("where the embedded PGlite store lives (default .toolgate)"),
+  Flag.withDefault(".toolgate")
+)
+
+const storeFlag = Flag.String("store").pipe(
+  Flag.withDescription("a postgres:// URL: use a PostgreSQL server instead of the embedded store"),
+  Flag.optional
+)
+
+/** The most leads a demo runs: enough to load the pipeline, bounded so memory stays bounded. */
+const maxLeads = 20_000
+
+/**
  * `toolgate demo`: the fault-injection demo (what `npm start` runs).
  *
  * @since 0.1.0
  * @category commands
  */
 export const demo = Command.make("demo", {
-  leads: Flag.Int("leads").pipe(Flag.withDescription("how many inbound leads to run"), Flag.withDefault(200)),
+  leads: Flag.Int("leads").pipe(
+    Flag.withDescription(`how many inbound leads to run (default 200, at most ${maxLeads})`),
+    Flag.withDefault(200)
+  ),
   seed: Flag.Int("seed").pipe(
-    Flag.withDescription("seed of the injected faults (same seed, same faults)"),
+    Flag.withDescription("seed of the injected faults: the same seed gives the same faults (default 42)"),
     Flag.withDefault(42)
   ),
-  dataDir: Flag.String("data-dir").pipe(
-    Flag.withDescription("where the embedded PGlite store lives"),
-    Flag.withDefault(".toolgate")
-  ),
-  store: Flag.String("store").pipe(
-    Flag.withDescription("a postgres:// URL: use a PostgreSQL server instead of the embedded store"),
-    Flag.optional
-  ),
+  dataDir: dataDirFlag,
+  store: storeFlag,
   json: Flag.Boolean("json").pipe(Flag.withDescription("print the report as one JSON object"), Flag.withDefault(false))
 }, ({ dataDir, json, leads, seed, store }) =>
   Effect.gen(function*() {
-    if (leads < 1) return yield* new InputError({ reason: "--leads must be at least 1" })
-    const storeUrl = Option.getOrUndefined(store)
-    if (storeUrl !== undefined && !/^postgres(ql)?:\/\//.test(storeUrl)) {
-      return yield* new InputError({ reason: "--store must be a postgres:// URL" })
+    if (leads < 1 || leads > maxLeads) {
+      return yield* new InputError({ reason: `--leads must be between 1 and ${maxLeads}` })
     }
-    const fs = yield* FileSystem.FileSystem
-    if (storeUrl === undefined) yield* fs.makeDirectory(dataDir, { recursive: true })
+    const storeUrl = yield* prepareStore(store, dataDir)
     const report = yield* Demo.run({
       leads,
       seed,
@@ -199,12 +226,19 @@ export const run = Command.make("run", {
     Flag.withDescription("the environment variable holding the API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY)"),
     Flag.optional
   ),
-  maxTokens: Flag.Int("max-tokens").pipe(Flag.withDefault(1024)),
-  dataDir: Flag.String("data-dir").pipe(Flag.withDefault(".toolgate")),
-  store: Flag.String("store").pipe(Flag.optional)
+  maxTokens: Flag.Int("max-tokens").pipe(
+    Flag.withDescription("the model's output token limit (default 1024)"),
+    Flag.withDefault(1024)
+  ),
+  dataDir: dataDirFlag,
+  store: storeFlag
 }, (flags) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
+    if (!URL.canParse(flags.baseUrl) || !/^https?:$/.test(new URL(flags.baseUrl).protocol)) {
+      return yield* new InputError({ reason: `--base-url ${flags.baseUrl}: not an http(s) URL` })
+    }
+    if (flags.maxTokens < 1) return yield* new InputError({ reason: "--max-tokens must be at least 1" })
     const text = yield* fs.readFileString(flags.tools).pipe(
       Effect.mapError(() => new InputError({ reason: `${flags.tools}: tools file not found or unreadable` }))
     )
@@ -228,10 +262,10 @@ export const run = Command.make("run", {
     const keyEnv = Option.getOrElse(flags.apiKeyEnv, () =>
       flags.provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY")
     const key = process.env[keyEnv]
-    const storeUrl = Option.getOrUndefined(flags.store)
-    if (storeUrl === undefined) {
-      yield* fs.makeDirectory(flags.dataDir, { recursive: true })
+    if (key === undefined || key === "") {
+      process.stderr.write(`toolgate: ${keyEnv} is not set; sending no API key (fine for a local server)\n`)
     }
+    const storeUrl = yield* prepareStore(flags.store, flags.dataDir)
     const settled = yield* Run.run({
       provider: flags.provider,
       baseUrl: flags.baseUrl,
@@ -250,7 +284,7 @@ export const run = Command.make("run", {
     }).pipe(
       Effect.catch((error) =>
         Effect.sync(() => {
-          process.stdout.write(`\n\nerror: ${error._tag}: ${error.message}\ntool calls: none released\n`)
+          process.stdout.write(`\nerror: ${error._tag}: ${error.message}\ntool calls: none released\n`)
           return false
         })
       )

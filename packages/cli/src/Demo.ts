@@ -137,7 +137,7 @@ const count = (record: Record<string, number>, key: string) => {
 const bar = (done: number, total: number) => {
   const width = 30
   const filled = Math.round((done / total) * width)
-  return `[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} leads`
+  return `[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} runs (leads and redeliveries)`
 }
 
 /**
@@ -242,7 +242,7 @@ export const run = (options: Options) =>
         ),
         Effect.ensuring(Effect.sync(() => {
           done++
-          draw()
+          if (!preview) draw()
         }))
       )
 
@@ -325,7 +325,7 @@ export const render = (report: Report): string => {
     ["tool calls assembled", (r) => String(r.assembled)],
     ["executed", (r) => String(r.executed)],
     ["replayed (from the store)", (r) => String(r.replayed)],
-    ["rejected, by error tag", (r) => Object.entries(r.rejected).map(([k, v]) => `${k} ${v}`).join(", ") || "-"],
+    ["rejected, by error tag", (r) => tally(r.rejected) || "-"],
     ["outcome unknown", (r) => String(r.unknown)],
     ["corrupted calls acted on", (r) => String(r.corrupted)],
     ["CRM mutations", (r) => String(r.crmMutations)],
@@ -338,7 +338,7 @@ export const render = (report: Report): string => {
     `${"-".repeat(left)}  ${"-".repeat(mid)}  ${"-".repeat(20)}`,
     ...rows.map(([label, f]) => `${label.padEnd(left)}  ${f(report.toolgate).padEnd(mid)}  ${f(report.naive)}`)
   ]
-  const faults = Object.entries(report.faults).map(([k, v]) => `${k} ${v}`).join(", ")
+  const faults = tally(report.faults)
   return [
     `${report.leads} leads, seed ${report.seed}, store: ${report.store}, ${(report.elapsedMs / 1000).toFixed(1)} s`,
     `faults: ${faults}`,
@@ -349,7 +349,23 @@ export const render = (report: Report): string => {
       ? `toolgate: 0 duplicate CRM mutations; the naive pipeline made ${report.naive.crmDuplicates} and acted on ${report.naive.corrupted} corrupted calls.`
       : `toolgate made ${report.toolgate.crmDuplicates} duplicate CRM mutations: this is a bug, please report it.`,
     report.toolgate.executed === 0 && report.toolgate.replayed > 0
-      ? "Every call was replayed from the durable store: run with another --data-dir (or delete .toolgate/) to start afresh."
-      : "Run it again: every call is replayed from the durable store and the CRM sees no new mutation."
+      ? `Nothing was executed again: every completed call was replayed from the store${
+        report.toolgate.unknown > 0
+          ? ` (the ${report.toolgate.unknown} of unknown outcome stay parked until resolved)`
+          : ""
+      }. To start afresh, ${
+        report.store.startsWith("embedded")
+          ? "use another --data-dir or delete that directory"
+          : "drop the toolgate schema"
+      }.`
+      : "Run it again: every call is replayed from the durable store and the CRM sees no new mutation.",
+    "(The naive column varies a little from run to run: its faults race real timeouts.)"
   ].join("\n")
 }
+
+/** `tag count` pairs, largest count first, then by name, so a report reads the same every run. */
+const tally = (record: Readonly<Record<string, number>>) =>
+  Object.entries(record)
+    .toSorted(([a, x], [b, y]) => y - x || a.localeCompare(b))
+    .map(([k, v]) => `${k} ${v}`)
+    .join(", ")

@@ -121,7 +121,9 @@ export const run = (options: Options) =>
               return options.write(output.text)
             case "AttemptFailed":
               return options.warn(
-                `\n[attempt ${output.attempt} failed: ${output.error._tag}: ${output.error.message}; retrying in ${output.retryInMs} ms]\n`
+                `\n[attempt ${output.attempt} failed: ${output.error._tag}: ${output.error.message}; retrying in ${
+                  Math.round(output.retryInMs)
+                } ms]\n`
               )
             case "TurnCompleted": {
               const { calls, finishReason } = output.result
