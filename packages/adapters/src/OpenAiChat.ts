@@ -35,7 +35,15 @@
 import { AssemblyError, FinishReason, type StreamEvent } from "@toolgate/core"
 import { Predicate, Schema, type Stream } from "effect"
 import * as Decoder from "./Decoder.js"
-import { isFailure, type Json, malformed, parseObject, providerError } from "./internal/payload.js"
+import {
+  isFailure,
+  type Json,
+  malformed,
+  optionalString,
+  parseObject,
+  providerError,
+  usage
+} from "./internal/payload.js"
 
 /**
  * Schema of one `chat.completion.chunk` as this adapter accepts it (fields it does not read are
@@ -80,31 +88,21 @@ export interface Options extends Decoder.DecodeOptions {
   readonly choice?: number | undefined
 }
 
-/** `""`, `null` and absent are absent; any other non-string is malformed (`null` return). */
-const optionalString = (u: unknown): string | undefined | null =>
-  u === undefined || u === null || u === "" ? undefined : typeof u === "string" ? u : null
-
+/** Usage from `usage` (or Groq's `x_groq.usage`), in OpenAI's field names. */
 const usageOf = (chunk: Json): StreamEvent.Usage | undefined => {
-  const usage = Predicate.isObject(chunk.usage)
+  const fields = Predicate.isObject(chunk.usage)
     ? chunk.usage
     : Predicate.isObject(chunk.x_groq) && Predicate.isObject(chunk.x_groq.usage)
     ? chunk.x_groq.usage
     : undefined
-  if (usage === undefined) return undefined
-  const out: {
-    inputTokens?: number
-    outputTokens?: number
-    totalTokens?: number
-    cachedInputTokens?: number
-  } = {}
-  if (typeof usage.prompt_tokens === "number") out.inputTokens = usage.prompt_tokens
-  if (typeof usage.completion_tokens === "number") out.outputTokens = usage.completion_tokens
-  if (typeof usage.total_tokens === "number") out.totalTokens = usage.total_tokens
-  const details = usage.prompt_tokens_details
-  if (Predicate.isObject(details) && typeof details.cached_tokens === "number") {
-    out.cachedInputTokens = details.cached_tokens
-  }
-  return out
+  if (fields === undefined) return undefined
+  const details = fields.prompt_tokens_details
+  return usage({
+    inputTokens: fields.prompt_tokens,
+    outputTokens: fields.completion_tokens,
+    totalTokens: fields.total_tokens,
+    cachedInputTokens: Predicate.isObject(details) ? details.cached_tokens : undefined
+  })
 }
 
 interface EventParts {
@@ -133,8 +131,8 @@ export const decoder = (options?: Options): Decoder.Decoder => {
         if (parts.failure === undefined) parts.failure = failure
       }
       if (chunk.error !== undefined && chunk.error !== null) fail(providerError(chunk.error, ["code", "type"]))
-      const usage = usageOf(chunk)
-      if (usage !== undefined) parts.usage = usage
+      const reported = usageOf(chunk)
+      if (reported !== undefined) parts.usage = reported
       const choices = chunk.choices
       if (!Array.isArray(choices)) {
         if (choices !== undefined || parts.failure === undefined) {
