@@ -17,9 +17,11 @@
  *   non-object `args` is a `MalformedStreamEvent`. Calls take consecutive indices in arrival
  *   order.
  * - **Ids.** The reported id is `functionCall.id`; the Gemini API sends none, so it is usually
- *   absent (`inspect` prints `null`). Nothing here invents one: the runtime derives a
- *   deterministic id for execution from the call itself, and the idempotency key never needs the
- *   provider id.
+ *   absent (`inspect` prints `null`). Nothing here invents one. For execution the call is
+ *   identified deterministically without it: its intent key (`IdempotencyKey`: scope, tool, key
+ *   fields, occurrence ordinal) and the `downstreamKey` a handler receives are derived from the
+ *   call itself, so a retried stream maps to the same key; `HandlerContext.toolCallId` stays
+ *   `null`.
  * - **Vertex AI streamed arguments** (`streamFunctionCallArguments`): `{name, willContinue: true}`
  *   opens a call; each following `functionCall` part without a `name` applies its `partialArgs`
  *   (RFC 9535 normalized `jsonPath` plus `stringValue`, `numberValue`, `boolValue` or
