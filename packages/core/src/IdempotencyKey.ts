@@ -95,7 +95,8 @@ export type Strategy = "intent" | "providerId"
 /**
  * A value that cannot be hashed deterministically: a non-finite number, a number beyond
  * ±(2^53−1), a lone surrogate, a non-JSON value (function, bigint, symbol, class instance,
- * `undefined` in an array), arguments the tool's parameters Schema cannot encode, or a
+ * `undefined` in an array), nesting deeper than 512 levels, arguments the tool's parameters
+ * Schema cannot encode, or a
  * provider-id key requested for a call without an id. Carries the tool name and the JSON path of
  * the offending value, never the value.
  *
@@ -165,6 +166,9 @@ export const webCryptoDigest: Digest = (text) =>
 
 const maxSafe = Number.MAX_SAFE_INTEGER
 
+/** Deepest nesting of arrays and objects that is hashed; deeper values would overflow the stack. */
+const maxDepth = 512
+
 /** In `u` mode a surrogate pair is one code point, so this matches lone surrogates only. */
 const loneSurrogate = /\p{Surrogate}/u
 const wellFormed = (text: string): boolean => !loneSurrogate.test(text)
@@ -176,7 +180,7 @@ const formatPath = (path: string, key: string | number): string =>
  * Checks that `value` is plain JSON that hashes deterministically; returns the path and reason of
  * the first violation, or `undefined`.
  */
-const violation = (value: unknown, path: string): { path: string; reason: string } | undefined => {
+const violation = (value: unknown, path: string, depth = 0): { path: string; reason: string } | undefined => {
   switch (typeof value) {
     case "string":
       return wellFormed(value) ? undefined : { path, reason: "string contains a lone surrogate" }
@@ -190,9 +194,10 @@ const violation = (value: unknown, path: string): { path: string; reason: string
       return undefined
     case "object": {
       if (value === null) return undefined
+      if (depth >= maxDepth) return { path, reason: `value is nested deeper than ${maxDepth} levels` }
       if (Array.isArray(value)) {
         for (let i = 0; i < value.length; i++) {
-          const found = violation(value[i], formatPath(path, i))
+          const found = violation(value[i], formatPath(path, i), depth + 1)
           if (found !== undefined) return found
         }
         return undefined
@@ -203,7 +208,7 @@ const violation = (value: unknown, path: string): { path: string; reason: string
         const child = (value as Record<string, unknown>)[key]
         if (!wellFormed(key)) return { path, reason: "object key contains a lone surrogate" }
         if (child === undefined) continue
-        const found = violation(child, formatPath(path, key))
+        const found = violation(child, formatPath(path, key), depth + 1)
         if (found !== undefined) return found
       }
       return undefined

@@ -441,6 +441,15 @@ class LiveContext implements HandlerContext {
 
 const jsonCodec = (schema: Schema.Top) => Schema.toCodecJson(schema as Schema.Codec<unknown, unknown>)
 
+/** The tool's classification of its own failure; a classifier that throws cannot say, so ambiguous. */
+const classifyOwn = (entry: Entry, error: unknown): Classification => {
+  try {
+    return entry.handler.classify?.(error) ?? "applied"
+  } catch {
+    return "ambiguous"
+  }
+}
+
 const lastFailure = (cause: Cause.Cause<unknown>): unknown => cause.reasons.find(Cause.isFailReason)?.error
 
 /**
@@ -764,7 +773,13 @@ export const make = <Tools extends Record<string, Tool.Any>, H extends Handlers<
         yield* recordFailure(lease, { _tag: "ResultTooLarge", bytes, maxBytes })
         return yield* new ResultTooLarge({ keyHash: key, toolName: entry.name, bytes, maxBytes, replayed: false })
       }
-      const externalRef = entry.handler.externalRef?.(value) ?? null
+      // diagnostics only: a throwing externalRef must not strand a result whose effect happened
+      let externalRef: string | null = null
+      try {
+        externalRef = entry.handler.externalRef?.(value) ?? null
+      } catch {
+        externalRef = null
+      }
       const result = text
       yield* Effect.catchTag(
         retryStore(store.complete(lease, { result, externalRef, retentionMs })),
@@ -829,7 +844,7 @@ export const make = <Tools extends Record<string, Tool.Any>, H extends Handlers<
         ? "not_applied"
         : error instanceof Ambiguous
         ? "ambiguous"
-        : entry.handler.classify?.(error) ?? "applied"
+        : classifyOwn(entry, error)
       const detail = error instanceof NotApplied || error instanceof Ambiguous
         ? excerpt(error.detail)
         : "the tool reported a failure"
@@ -872,7 +887,7 @@ export const make = <Tools extends Record<string, Tool.Any>, H extends Handlers<
           const probe = entry.handler.probe
           if (context.takeover && entry.recovery === "reconcile" && probe !== undefined) {
             const probed = yield* Effect.exit(
-              restore(guarded(entry, lease, context, probe(call.params, context), deadline))
+              restore(guarded(entry, lease, context, Effect.suspend(() => probe(call.params, context)), deadline))
             )
             if (Exit.isFailure(probed)) {
               const error = lastFailure(probed.cause)
@@ -887,7 +902,9 @@ export const make = <Tools extends Record<string, Tool.Any>, H extends Handlers<
             }
           }
           const exit = yield* Effect.exit(
-            restore(guarded(entry, lease, context, entry.handler.run(call.params, context), deadline))
+            restore(
+              guarded(entry, lease, context, Effect.suspend(() => entry.handler.run(call.params, context)), deadline)
+            )
           )
           yield* Metric.update(entry.duration, Duration.millis((yield* Clock.currentTimeMillis) - t0))
           return yield* Exit.isSuccess(exit)
