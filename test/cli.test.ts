@@ -4,27 +4,14 @@
  * and bad input gets one line on stderr with exit 1.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { execFile } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
-import { promisify } from "node:util"
+import * as Cli from "./support/cli.js"
+import { root } from "./support/cli.js"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
-const bin = join(root, "packages/cli/bin/toolgate.js")
 const fixtures = join(root, "test/fixtures")
-const run = promisify(execFile)
-
-const toolgate = async (...args: Array<string>) => {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { cwd: root })
-    return { code: 0, stdout, stderr }
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string }
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr }
-  }
-}
+const toolgate = (...args: Array<string>) => Cli.toolgate(args)
 
 const cases = readdirSync(fixtures, { withFileTypes: true })
   .filter((d) => d.isDirectory())

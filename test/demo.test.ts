@@ -9,31 +9,19 @@ import { describe, expect, it } from "@effect/vitest"
 import type { Report } from "@toolgate/cli/Demo"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { promisify } from "node:util"
 import { afterAll, beforeAll } from "vitest"
+import * as Cli from "./support/cli.js"
 import * as Postgres from "./support/postgres.js"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
-const bin = join(root, "packages/cli/bin/toolgate.js")
-const run = promisify(execFile)
 const scratch = mkdtempSync(join(tmpdir(), "toolgate-demo-test-"))
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-const toolgate = async (...args: Array<string>) => {
-  try {
-    const { stderr, stdout } = await run(process.execPath, [bin, ...args], { cwd: scratch, timeout: 50_000 })
-    return { code: 0, stdout, stderr }
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string }
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr }
-  }
-}
+const toolgate = (...args: Array<string>) => Cli.toolgate(args, { cwd: scratch, timeoutMs: 50_000 })
 
 /** Runs the demo and parses its stdout, which must be exactly one JSON object. */
 const demo = async (...args: Array<string>): Promise<Report> => {

@@ -7,26 +7,13 @@ import { describe, expect, it } from "@effect/vitest"
 import * as FakeProvider from "@toolgate/adapters/testing/FakeProvider"
 import * as FakeCrm from "@toolgate/runtime/testing/FakeCrm"
 import { Effect } from "effect"
-import { execFile } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
-
-const root = fileURLToPath(new URL("..", import.meta.url))
-const bin = join(root, "packages/cli/bin/toolgate.js")
+import * as Cli from "./support/cli.js"
 
 const toolgate = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  Effect.callback<{ code: number; stdout: string; stderr: string }>((resume) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      { cwd: root, env: { ...process.env, ...env } },
-      (error, stdout, stderr) => {
-        resume(Effect.succeed({ code: error === null ? 0 : (error as { code?: number }).code ?? 1, stdout, stderr }))
-      }
-    )
-  })
+  Effect.promise(() => Cli.toolgate(args, { env }))
 
 const scenario: FakeProvider.Scenario = {
   text: "Creating the task and routing the lead now.",

@@ -720,10 +720,7 @@ export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope
           sendJson(res, 405, JSON.stringify({ error: { message: "only POST is supported" } }), { allow: "POST" })
           return
         }
-        const chunks: Array<Buffer> = []
-        req.on("data", (chunk: Buffer) => chunks.push(chunk))
-        req.on("end", () => {
-          const rawBody = Buffer.concat(chunks).toString("utf8")
+        LoopbackServer.readBody(req, (rawBody) => {
           let body: unknown
           try {
             body = JSON.parse(rawBody)

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { Effect, type Scope } from "effect"
-import { createServer, type RequestListener } from "node:http"
+import { createServer, type IncomingMessage, type RequestListener } from "node:http"
 import type { Socket } from "node:net"
 
 /**
@@ -102,3 +102,15 @@ export const make = (build: (timers: Timers) => RequestListener): Effect.Effect<
       awaitOpenSockets
     }
   })
+
+/**
+ * Reads a request's whole body as UTF-8 text, then calls `onBody` with it.
+ *
+ * @since 0.1.0
+ * @category requests
+ */
+export const readBody = (req: IncomingMessage, onBody: (text: string) => void): void => {
+  const chunks: Array<Buffer> = []
+  req.on("data", (chunk: Buffer) => chunks.push(chunk))
+  req.on("end", () => onBody(Buffer.concat(chunks).toString("utf8")))
+}

@@ -245,10 +245,7 @@ export const make = (options: Options = {}): Effect.Effect<Server, never, Scope.
         return
       }
       counters.requests++
-      const chunks: Array<Buffer> = []
-      req.on("data", (chunk: Buffer) => chunks.push(chunk))
-      req.on("end", () => {
-        const rawBody = Buffer.concat(chunks).toString("utf8")
+      LoopbackServer.readBody(req, (rawBody) => {
         let body: unknown
         try {
           body = JSON.parse(rawBody)
