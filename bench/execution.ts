@@ -20,7 +20,6 @@
 import { PgClient } from "@effect/sql-pg"
 import type { ToolCall } from "@toolgate/core"
 import { IdempotencyStore, ToolExecutor } from "@toolgate/runtime"
-import { rawStatements } from "@toolgate/runtime/internal/sqlStore"
 import { Effect, Layer, Metric, Redacted, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { SqlClient } from "effect/sql"
@@ -78,7 +77,7 @@ export const runExecutionBenchmark = (): Promise<ReadonlyArray<Row>> => {
       Touch: { recovery: "reexecute", run: () => Effect.succeed({ ok: true }) },
       TouchAsync: { recovery: "reexecute", run: () => Effect.as(Effect.yieldNow, { ok: true }) }
     })
-    const statements = rawStatements(schema)
+    const statements = IdempotencyStore.sqlStatements(schema)
     const result = JSON.stringify({ ok: true })
 
     let run = 0
@@ -102,7 +101,7 @@ export const runExecutionBenchmark = (): Promise<ReadonlyArray<Row>> => {
         // keys and fingerprints shaped like the service's (random 64-hex), so both insert alike into the index
         const key = `tg1:sha256:${createHash("sha256").update(`floor-${run}-${i}`).digest("hex")}`
         const fingerprint = `tg1:sha256:${createHash("sha256").update(key).digest("hex")}`
-        const rows = yield* sql.unsafe<{ fence: bigint }>(statements.claim, [
+        const rows = yield* sql.unsafe<{ fence: bigint }>(statements.claim.text, [
           "bench",
           key,
           "Touch",
@@ -114,7 +113,7 @@ export const runExecutionBenchmark = (): Promise<ReadonlyArray<Row>> => {
           "reexecute",
           null
         ])
-        yield* sql.unsafe(statements.complete, [
+        yield* sql.unsafe(statements.complete.text, [
           "bench",
           key,
           rows[0].fence,
@@ -170,7 +169,7 @@ export const runExecutionBenchmark = (): Promise<ReadonlyArray<Row>> => {
       const sql = yield* SqlClient.SqlClient
       yield* sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
     }))),
-    Effect.provide(IdempotencyStore.IdempotencyStore.layerSql({ schema }).pipe(Layer.provideMerge(Sql))),
+    Effect.provide(IdempotencyStore.layerSql({ schema }).pipe(Layer.provideMerge(Sql))),
     Effect.provideService(Metric.MetricRegistry, new Map())
   )
   return Effect.runPromise(program)

@@ -66,7 +66,7 @@ describe("OpenTelemetry export", () => {
           ToolExecutor.layer(toolkit, { echo: { run: (params) => Effect.succeed({ text: params.text }) } })
         ),
         Layer.provide(HttpTransport.layerReplay({ body })),
-        Layer.provide(IdempotencyStore.IdempotencyStore.layerMemory)
+        Layer.provide(IdempotencyStore.layerMemory)
       )
       const otlp = Otlp.layerJson({
         baseUrl: c.url,

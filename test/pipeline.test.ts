@@ -82,7 +82,7 @@ const harness = (plan: FakeProvider.Options["plan"], crmOptions?: FakeCrm.Option
         })
       ),
       Layer.provide(HttpTransport.layerNode),
-      Layer.provide(IdempotencyStore.IdempotencyStore.layerMemory)
+      Layer.provide(IdempotencyStore.layerMemory)
     )
     const pipeline = Context.get(yield* Layer.build(layer), ToolCallPipeline.ToolCallPipeline)
     const request = (body: Record<string, unknown> = {}): HttpTransport.ProviderRequest => ({
@@ -528,7 +528,7 @@ describe("ToolCallPipeline on the TestClock (HttpTransport.layerReplay)", () => 
       })
     ),
     Layer.provide(replay),
-    Layer.provide(IdempotencyStore.IdempotencyStore.layerMemory)
+    Layer.provide(IdempotencyStore.layerMemory)
   )
 
   /** Runs to the end, stepping the TestClock 1 ms at a time with a yield between steps. */

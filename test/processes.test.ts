@@ -107,7 +107,7 @@ const start = (config: Record<string, unknown>): Spawned => {
   return { child, lines, exit, line }
 }
 
-const Live = Store.IdempotencyStore.layerSql({ schema }).pipe(
+const Live = Store.layerSql({ schema }).pipe(
   Layer.provideMerge(Layer.effectDiscard(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`)

@@ -34,7 +34,7 @@ const callOf = (leadId) => ({
 })
 
 const Sql = PgClient.layer({ url: Redacted.make(config.url), maxConnections: 4 })
-const Live = IdempotencyStore.IdempotencyStore.layerSql({ schema: config.schema }).pipe(Layer.provideMerge(Sql))
+const Live = IdempotencyStore.layerSql({ schema: config.schema }).pipe(Layer.provideMerge(Sql))
 
 const race = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

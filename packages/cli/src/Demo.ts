@@ -167,7 +167,7 @@ export const run = (options: Options) =>
     const sql = options.store === undefined
       ? EmbeddedPostgres.layer({ dataDir: options.dataDir })
       : PgClient.layer({ url: Redacted.make(options.store), maxConnections: 8 })
-    const store = IdempotencyStore.IdempotencyStore.layerSql().pipe(Layer.provide(sql))
+    const store = IdempotencyStore.layerSql().pipe(Layer.provide(sql))
     const pipelineLayer = ToolCallPipeline.layer.pipe(
       Layer.provide(ToolExecutor.layer(DemoScenario.toolkit, handlers, { timeoutMs: 1_500, waitMs: 5_000 })),
       Layer.provide(HttpTransport.layerNode),

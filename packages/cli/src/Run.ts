@@ -109,7 +109,7 @@ export const run = (options: Options) =>
         )
       ),
       Layer.provide(HttpTransport.layerNode),
-      Layer.provide(IdempotencyStore.IdempotencyStore.layerSql().pipe(Layer.provide(sql)))
+      Layer.provide(IdempotencyStore.layerSql().pipe(Layer.provide(sql)))
     )
     const pipeline = Context.get(yield* Layer.build(layer), ToolCallPipeline.ToolCallPipeline)
     let allSettled = true

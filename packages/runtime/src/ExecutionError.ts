@@ -5,13 +5,17 @@
  * acts on; none carries the call's raw arguments (they may hold personal data; the key is enough
  * to find the record).
  *
- * The states behind them are described in `research/idempotency.md` (b.1 decisions, b.4 decision
- * table); the names are fixed by `DESIGN.md` ("Error vocabulary").
+ * The record states behind them are described in `IdempotencyStore` (`Status`); which state answers
+ * a call with which error is the executor's decision over a stored record (the `ToolExecutor`
+ * module docs). Two more errors reject bad configuration before anything runs:
+ * `InvalidExecutorOptions` (at `ToolExecutor.make`) and `InvalidStoreRequest` (a store operation
+ * called with an impossible lease, retention or attempt count).
  *
  * @since 0.1.0
  */
 import type { IdempotencyKey } from "@toolgate/core"
 import { Schema } from "effect"
+import * as StoredError from "./StoredError.js"
 
 /**
  * Another worker holds a live lease on this key and did not finish within the bounded wait.
@@ -125,6 +129,36 @@ export class ExecutionTimeout extends Schema.TaggedError<ExecutionTimeout>()("Ex
 }
 
 /**
+ * Why an outcome is unknown (`OutcomeUnknown.reason`):
+ *
+ * - `ambiguous_failure`: the handler failed with `Ambiguous` (or its tool's classifier said so, or
+ *   threw).
+ * - `defect`: the handler died (a thrown exception, a defect).
+ * - `probe_failed`: a reconcile probe failed on a takeover.
+ * - `abandoned`: a holder's lease expired and the tool's recovery is `manual`.
+ * - `manual`: an `unknown` record of a `manual` tool, waiting for a resolve.
+ * - `attempts_exhausted`: the record is `unknown` (or its lease expired) and its attempts are used
+ *   up, so no takeover may run it again.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const UnknownReason = Schema.Literals([
+  "ambiguous_failure",
+  "defect",
+  "probe_failed",
+  "abandoned",
+  "manual",
+  "attempts_exhausted"
+])
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type UnknownReason = typeof UnknownReason.Type
+
+/**
  * Whether the call's effect happened is unknown: a handler failed ambiguously (read timeout,
  * connection reset after the request was sent, a defect), a holder vanished and the tool's recovery
  * is `manual`, or the record was parked by the reaper. Tell the model "outcome unknown — verify,
@@ -137,12 +171,8 @@ export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>()("Outcom
   keyHash: Schema.String,
   toolName: Schema.String,
   downstreamKey: Schema.String,
-  /**
-   * Why: `ambiguous_failure` (the handler said so), `defect` (it died), `probe_failed` (a reconcile
-   * probe failed), `abandoned` (its holder vanished and recovery is `manual`), `manual` (an
-   * unknown record waiting for a resolve), `attempts_exhausted`, `parked` (parked by the reaper).
-   */
-  reason: Schema.String,
+  /** Why (see {@link UnknownReason}). */
+  reason: UnknownReason,
   attempt: Schema.Int
 }) {
   override get message(): string {
@@ -150,6 +180,20 @@ export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>()("Outcom
       `attempt ${this.attempt}); verify with downstream key ${this.downstreamKey}, do not retry blindly`
   }
 }
+
+/**
+ * The fenced store operations (`LeaseLost.operation`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const FencedOperation = Schema.Literals(["complete", "fail", "release", "heartbeat", "park", "resolve"])
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type FencedOperation = typeof FencedOperation.Type
 
 /**
  * A write was fenced off: the record's fence is no longer the one this worker holds (another
@@ -164,8 +208,8 @@ export class LeaseLost extends Schema.TaggedError<LeaseLost>()("LeaseLost", {
   keyHash: Schema.String,
   /** The fence this worker held, as a decimal string. */
   fence: Schema.String,
-  /** The fenced operation: `complete`, `fail`, `release`, `heartbeat`, `park`, `resolve`. */
-  operation: Schema.String
+  /** The fenced operation that changed nothing. */
+  operation: FencedOperation
 }) {
   override get message(): string {
     return `lease lost on ${this.operation} for key ${this.keyHash} (held fence ${this.fence}); nothing was written`
@@ -184,8 +228,8 @@ export class AttemptsExhausted extends Schema.TaggedError<AttemptsExhausted>()("
   toolName: Schema.String,
   attempts: Schema.Int,
   maxAttempts: Schema.Int,
-  /** The last stored error, as stored (JSON), or `null`. */
-  lastError: Schema.Unknown
+  /** The last attempt's stored error (see `StoredError`), or `null` when none was stored. */
+  lastError: Schema.NullOr(StoredError.StoredError)
 }) {
   override get message(): string {
     return `tool ${
@@ -195,10 +239,16 @@ export class AttemptsExhausted extends Schema.TaggedError<AttemptsExhausted>()("
 }
 
 /**
- * The handler's result, encoded with the tool's success Schema, is larger than the limit. Checked
- * before the record is completed; the effect happened, so the record is settled as a terminal
- * failure and every replay answers this error: the call is never re-executed because its result
- * could not be stored (cf. pydantic-ai #7110).
+ * The outcome of a call that ran is larger than the executor's limit (`maxResultBytes`, at most
+ * 256 KiB), so it cannot be stored:
+ *
+ * - `part: "result"`: the handler's result, encoded with the tool's success Schema;
+ * - `part: "failure"`: the stored form of a terminal (`applied`) failure, i.e. the tool's failure
+ *   value encoded with its failure Schema plus its detail.
+ *
+ * Checked before the record is settled; the effect happened, so the record is settled as a terminal
+ * failure and this execution and every replay answer this error: the call is never re-executed
+ * because its outcome could not be stored (cf. pydantic-ai #7110).
  *
  * @since 0.1.0
  * @category errors
@@ -206,14 +256,18 @@ export class AttemptsExhausted extends Schema.TaggedError<AttemptsExhausted>()("
 export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>()("ResultTooLarge", {
   keyHash: Schema.String,
   toolName: Schema.String,
-  /** Encoded size, in UTF-8 bytes of its JSON text. */
+  /** What was too large. */
+  part: Schema.Literals(["result", "failure"]),
+  /** Size of what would have been stored, in UTF-8 bytes of its JSON text. */
   bytes: Schema.Int,
   /** The limit, in bytes. */
   maxBytes: Schema.Int,
   replayed: Schema.Boolean
 }) {
   override get message(): string {
-    return `the result of tool ${JSON.stringify(this.toolName)} for key ${this.keyHash} is ${this.bytes} bytes, ` +
+    return `the ${this.part} of tool ${
+      JSON.stringify(this.toolName)
+    } for key ${this.keyHash} is ${this.bytes} bytes, ` +
       `over the ${this.maxBytes}-byte limit; the call ran and will not run again`
   }
 }
@@ -232,6 +286,7 @@ export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("St
   keyHash: Schema.NullOr(Schema.String),
   /** The store operation: `claim`, `read`, `complete`, … */
   operation: Schema.String,
+  /** effect's `SqlError` reason tag, or the store's own (`ClaimContention`, `UnreadableRow`). */
   reason: Schema.String,
   code: Schema.NullOr(Schema.String),
   retryable: Schema.Boolean
@@ -240,6 +295,50 @@ export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("St
     return `idempotency store unavailable during ${this.operation}${
       this.keyHash === null ? "" : ` of ${this.keyHash}`
     }: ${this.reason}${this.code === null ? "" : ` (SQLSTATE ${this.code})`}`
+  }
+}
+
+/**
+ * The executor's options (or a handler's overrides) break a rule, found at `ToolExecutor.make`
+ * before any call runs. `option` names it (`leaseMs`, `heartbeatMs`, …), `tool` the handler whose
+ * override it is (`null`: the executor-wide option), `value` a bounded rendering of what was given,
+ * `rule` what it must be. The rules are on `ToolExecutor.Options`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidExecutorOptions extends Schema.TaggedError<InvalidExecutorOptions>()("InvalidExecutorOptions", {
+  option: Schema.String,
+  tool: Schema.NullOr(Schema.String),
+  value: Schema.String,
+  rule: Schema.String
+}) {
+  override get message(): string {
+    return `invalid ToolExecutor option ${this.option}${
+      this.tool === null ? "" : ` of tool ${JSON.stringify(this.tool)}`
+    } = ${this.value}: must be ${this.rule}`
+  }
+}
+
+/**
+ * A store operation was called with a value no record may hold: a lease of 0 ms or less (it
+ * would be expired when granted, so the next duplicate takes the call over while it runs), a
+ * negative or non-finite retention, an attempt limit below 1. Nothing was read or written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidStoreRequest extends Schema.TaggedError<InvalidStoreRequest>()("InvalidStoreRequest", {
+  keyHash: Schema.String,
+  /** The store operation. */
+  operation: Schema.Literals(["claim", "heartbeat"]),
+  /** The request field (`leaseMs`, `retentionMs`, `maxAttempts`). */
+  field: Schema.String,
+  value: Schema.String,
+  rule: Schema.String
+}) {
+  override get message(): string {
+    return `invalid ${this.operation} of ${this.keyHash}: ${this.field} = ${this.value}, must be ${this.rule}`
   }
 }
 

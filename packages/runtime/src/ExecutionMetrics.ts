@@ -1,12 +1,14 @@
 /**
  * Metrics of exactly-once execution (effect `Metric`), with no argument values in any attribute:
- * outcomes are counted by a fixed `outcome` attribute, handler time by tool name. Alert on any
- * `lease_lost` (an effect may exist twice downstream) and on a growing `unknown` count
- * (`research/idempotency.md` c.1 #10).
+ * outcomes are counted by a fixed `outcome` attribute, handler time by tool name. Every
+ * `ToolExecutor.execute` is counted once, by its final exit (one tap in the executor), plus the
+ * events `waited`, `takeover` and `reconciled` on the way. Alert on any `lease_lost` (an effect
+ * may exist twice downstream), on `store_unavailable`, and on a growing `unknown` count (each is
+ * a call an operator may have to resolve).
  *
  * @since 0.1.0
  */
-import { Effect, Metric } from "effect"
+import { Effect, Metric, Schema } from "effect"
 
 /**
  * The values of the `outcome` attribute of {@link executions}:
@@ -18,8 +20,13 @@ import { Effect, Metric } from "effect"
  * - `in_progress`: the bounded wait ended without the other worker finishing.
  * - `mismatch`: the key came with another fingerprint (`IdempotencyKeyReused`).
  * - `failed`: the handler failed and the failure was recorded (`not_applied` or `applied`).
- * - `lease_lost`: a fenced write found another fence.
- * - `unknown`: the outcome became, or was found, unknown (ambiguous failure, timeout, manual).
+ * - `lease_lost`: a fenced write found another fence (another worker took the call over, or it
+ *   was parked meanwhile).
+ * - `unknown`: the outcome became, or was found, unknown (ambiguous failure, timeout, manual, an
+ *   interrupted handler).
+ * - `store_unavailable`: the store could not be reached for a step of the execution (the record
+ *   is as its last successful write left it).
+ * - `unkeyable`: the arguments could not be keyed; nothing was claimed.
  * - `takeover`: an expired lease or an unknown record was taken over (counted besides the result).
  * - `reconciled`: a takeover found the effect downstream through the tool's probe.
  * - `exhausted`: attempts are used up.
@@ -29,20 +36,29 @@ import { Effect, Metric } from "effect"
  * @since 0.1.0
  * @category models
  */
-export type Outcome =
-  | "executed"
-  | "replayed"
-  | "waited"
-  | "in_progress"
-  | "mismatch"
-  | "failed"
-  | "lease_lost"
-  | "unknown"
-  | "takeover"
-  | "reconciled"
-  | "exhausted"
-  | "parked"
-  | "purged"
+export const Outcome = Schema.Literals([
+  "executed",
+  "replayed",
+  "waited",
+  "in_progress",
+  "mismatch",
+  "failed",
+  "lease_lost",
+  "unknown",
+  "store_unavailable",
+  "unkeyable",
+  "takeover",
+  "reconciled",
+  "exhausted",
+  "parked",
+  "purged"
+])
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Outcome = typeof Outcome.Type
 
 /**
  * Counter `toolgate_executions_total{outcome}`: executions by outcome (see {@link Outcome}).

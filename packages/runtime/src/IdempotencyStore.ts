@@ -3,8 +3,10 @@
  * not yet attempted, leased to a worker, done (result cached), failed terminally (failure
  * cached), released (known not applied, claimable again), or `unknown`.
  *
- * The design is `research/idempotency.md` §b (schema b.2, statements S1–S10), checked under
- * real concurrency there, with three additions:
+ * Each operation is one statement on the record (no transaction spans a tool call): a claim is
+ * an insert-or-take-over that either wins a lease or returns the record that prevents it; every
+ * later write names the fence its lease holds and changes nothing when the record's fence differs.
+ * Beyond a plain lease table:
  *
  * - an `unknown` record is claimable by a tool whose recovery is `reexecute` or `reconcile`
  *   (the downstream deduplicates on our key, or the taker probes it first), within `maxAttempts`;
@@ -23,7 +25,12 @@
  * 3. Time decisions use the store's clock (the database's `now()`; the memory store's `Clock`);
  *    every operation takes an optional `now` so tests can inject time.
  * 4. Records in progress or `unknown` are never deleted; settled records only after retention.
- * 5. Claims run in autocommit, never inside a transaction that spans the tool call (b.1 #11).
+ * 5. Claims run in autocommit, never inside a transaction that spans the tool call: a lease is
+ *    visible to other workers the moment it is granted, and a crash cannot hold a lock.
+ * 6. A stored result is returned byte for byte as it was written (`resultText`); results and
+ *    errors are at most {@link maxResultBytes} bytes of JSON text.
+ * 7. Impossible requests are refused before anything is read or written (`InvalidStoreRequest`):
+ *    a lease of 0 ms or less, a negative retention, an attempt limit below 1.
  *
  * Layers: {@link layerSql} over effect's `SqlClient` (one implementation for a PostgreSQL server
  * through `@effect/sql-pg` and for PGlite through `EmbeddedPostgres`), {@link layerMemory} with
@@ -33,12 +40,14 @@
  */
 import { Context, Effect, Layer, type Option } from "effect"
 import type { Migrator, SqlClient } from "effect/sql"
-import type { LeaseLost, StoreUnavailable } from "./ExecutionError.js"
+import type { InvalidStoreRequest, LeaseLost, StoreUnavailable } from "./ExecutionError.js"
 import * as MemoryStore from "./internal/memoryStore.js"
+import * as SqlStatements from "./internal/sqlStatements.js"
 import * as SqlStore from "./internal/sqlStore.js"
+import * as Rules from "./internal/storeRules.js"
 
 /**
- * Record states (b.1 #8).
+ * Record states.
  *
  * - `in_progress`: leased to a worker until `leaseExpiresAt`.
  * - `succeeded`: done; the result is cached and replayed.
@@ -46,14 +55,23 @@ import * as SqlStore from "./internal/sqlStore.js"
  * - `released`: the last attempt failed and is known not to have applied; claimable again.
  * - `unknown`: an attempt may have applied; needs a takeover (per recovery mode) or a resolve.
  *
+ * `succeeded`, `failed` and `released` are settled: kept for the retention, then purged.
+ *
  * @since 0.1.0
  * @category models
  */
-export type Status = "in_progress" | "succeeded" | "failed" | "released" | "unknown"
+export const Status = Rules.Status
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Status = typeof Status.Type
 
 /**
  * What may happen when a previous attempt may have applied (an expired lease or an `unknown`
- * record), stored on the record at its first claim so claims and the reaper agree (b.1 #9):
+ * record), stored on the record at its first claim so that every later claim and the reaper
+ * apply the same policy, whichever worker or version runs them:
  *
  * - `reexecute`: run again with the same downstream key; the downstream deduplicates on it.
  * - `reconcile`: take over, probe the downstream by key, run only if the effect is not there.
@@ -62,7 +80,13 @@ export type Status = "in_progress" | "succeeded" | "failed" | "released" | "unkn
  * @since 0.1.0
  * @category models
  */
-export type Recovery = "reexecute" | "reconcile" | "manual"
+export const Recovery = Rules.Recovery
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Recovery = typeof Recovery.Type
 
 /**
  * How a claim was won, from the state it replaced:
@@ -76,7 +100,13 @@ export type Recovery = "reexecute" | "reconcile" | "manual"
  * @since 0.1.0
  * @category models
  */
-export type ClaimKind = "Fresh" | "FreshAfterRetention" | "RetryAfterRelease" | "Takeover"
+export const ClaimKind = Rules.ClaimKind
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ClaimKind = typeof ClaimKind.Type
 
 /**
  * A record's identity: `scope` (the tenant) and `key` (`tg1:sha256:…`).
@@ -100,7 +130,8 @@ export interface FencedRef extends RecordRef {
 }
 
 /**
- * A claim.
+ * A claim. Refused with `InvalidStoreRequest` when `leaseMs` is not a finite number > 0,
+ * `retentionMs` not a finite number ≥ 0, or `maxAttempts` not an integer ≥ 1.
  *
  * - `tool`: tool name (diagnostics); `fingerprint`: of the full arguments.
  * - `owner`: a token unique to this execution (diagnostics, and resuming a claim whose response
@@ -142,10 +173,12 @@ export interface Lease extends FencedRef {
 }
 
 /**
- * A record as read (S2), with lease and retention evaluated at the store clock's `now`.
+ * A record as read, with lease and retention evaluated at the store clock's reading `readAt`.
  *
- * `result` and `error` are the stored JSON values (the result encoded with the tool's success
- * Schema). `retryAfterMs` is the lease time left (0 when none or expired).
+ * `resultText` is the stored result exactly as written (JSON text of the result encoded with the
+ * tool's success Schema), `result` its parsed value; `error` the parsed stored error (the
+ * executor's are `StoredError`s). `retryAfterMs` is the lease time left in ms, rounded up (0 when
+ * none or expired).
  *
  * @since 0.1.0
  * @category models
@@ -160,6 +193,7 @@ export interface StoredRecord extends FencedRef {
   readonly generation: number
   readonly recovery: Recovery
   readonly owner: string | null
+  readonly resultText: string | null
   readonly result: unknown
   readonly error: unknown
   readonly externalRef: string | null
@@ -171,10 +205,11 @@ export interface StoredRecord extends FencedRef {
   readonly retryAfterMs: number
   readonly leaseExpired: boolean
   readonly retentionElapsed: boolean
+  readonly readAt: Date
 }
 
 /**
- * The answer to a claim: the lease, or the record that prevented it (read right after, S2).
+ * The answer to a claim: the lease, or the record that prevented it (read right after).
  *
  * @since 0.1.0
  * @category models
@@ -184,7 +219,7 @@ export type Claim =
   | { readonly _tag: "Existing"; readonly record: StoredRecord }
 
 /**
- * How an `unknown` record is resolved (S9) once the outcome is known.
+ * How an `unknown` record is resolved once the outcome is known.
  *
  * - `Succeeded`: the effect happened; `result` is its JSON text (encoded with the success Schema).
  * - `Failed`: terminal; `error` is JSON text.
@@ -209,19 +244,23 @@ export interface At {
 }
 
 /**
- * The service. Every operation fails with `StoreUnavailable` when the store cannot be reached;
- * fenced writes fail with `LeaseLost` when the record's fence or status is not the one held, and
- * then change nothing.
+ * The service. Every operation fails with `StoreUnavailable` when the store cannot be reached (or
+ * refuses a value, e.g. a result over {@link maxResultBytes}: reason `ConstraintError`); fenced
+ * writes fail with `LeaseLost` when the record's fence or status is not the one held, and then
+ * change nothing.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Service {
-  /** S1 (+ S2 when lost): claims the key, or returns the record that prevents it. */
-  readonly claim: (request: ClaimRequest) => Effect.Effect<Claim, StoreUnavailable>
-  /** S2: the record, evaluated at `now`. */
+  /** Claims the key, or returns the record that prevents it (read right after the claim lost). */
+  readonly claim: (request: ClaimRequest) => Effect.Effect<Claim, StoreUnavailable | InvalidStoreRequest>
+  /** The record, evaluated at `now`. */
   readonly read: (ref: RecordRef, options?: At) => Effect.Effect<Option.Option<StoredRecord>, StoreUnavailable>
-  /** S3: `in_progress` → `succeeded` with the result (JSON text, ≤ 256 KiB), kept `retentionMs`. */
+  /**
+   * `in_progress` → `succeeded` with the result (JSON text, ≤ 256 KiB, kept byte for byte), kept
+   * `retentionMs`.
+   */
   readonly complete: (
     lease: FencedRef,
     options: At & {
@@ -230,36 +269,36 @@ export interface Service {
       readonly retentionMs: number
     }
   ) => Effect.Effect<void, LeaseLost | StoreUnavailable>
-  /** S4: `in_progress` → `failed` (terminal; the error JSON text is cached and replayed). */
+  /** `in_progress` → `failed` (terminal; the error JSON text, ≤ 256 KiB, is cached and replayed). */
   readonly fail: (
     lease: FencedRef,
     options: At & { readonly error: string; readonly retentionMs: number }
   ) => Effect.Effect<void, LeaseLost | StoreUnavailable>
-  /** S5: `in_progress` → `released` (known not applied; claimable again). */
+  /** `in_progress` → `released` (known not applied; claimable again); `error` ≤ 256 KiB. */
   readonly release: (
     lease: FencedRef,
     options: At & { readonly error: string | null }
   ) => Effect.Effect<void, LeaseLost | StoreUnavailable>
-  /** S6: extends the lease to `now + leaseMs`; returns the new expiry. */
+  /** Extends the lease to `now + leaseMs` (`leaseMs` > 0, else `InvalidStoreRequest`); returns the new expiry. */
   readonly heartbeat: (
     lease: FencedRef,
     options: At & { readonly leaseMs: number }
-  ) => Effect.Effect<Date, LeaseLost | StoreUnavailable>
+  ) => Effect.Effect<Date, LeaseLost | StoreUnavailable | InvalidStoreRequest>
   /** The holder parks its own lease as `unknown` (ambiguous outcome); returns the new fence. */
   readonly park: (
     lease: FencedRef,
     options: At & { readonly error: string | null }
   ) => Effect.Effect<bigint, LeaseLost | StoreUnavailable>
-  /** S7: parks an expired lease seen at `fence` as `unknown`; `None` when someone acted first. */
+  /** Parks an expired lease seen at `fence` as `unknown`; `None` when someone acted first. */
   readonly parkExpired: (ref: FencedRef, options?: At) => Effect.Effect<Option.Option<bigint>, StoreUnavailable>
-  /** S9: resolves an `unknown` record seen at `fence`. */
+  /** Resolves an `unknown` record seen at `fence`. */
   readonly resolve: (
     ref: FencedRef,
     resolution: Resolution,
     options: At & { readonly retentionMs: number }
   ) => Effect.Effect<void, LeaseLost | StoreUnavailable>
   /**
-   * S8: parks leases expired for more than `graceMs` (default 0) whose recovery is `manual` or
+   * The reaper: parks leases expired for more than `graceMs` (default 0) whose recovery is `manual` or
    * whose attempts are used up, or every one with `includeReexecutable`; at most `batchSize`
    * (default 100) per call. Returns the parked records with their new fences.
    */
@@ -270,13 +309,14 @@ export interface Service {
       readonly batchSize?: number | undefined
     }
   ) => Effect.Effect<ReadonlyArray<FencedRef>, StoreUnavailable>
-  /** S10: deletes settled records past retention, in batches of `batchSize` (default 500) until none is left. */
+  /** Deletes settled records past retention, in batches of `batchSize` (default 500) until none is left. */
   readonly purge: (
     options?: At & { readonly batchSize?: number | undefined }
   ) => Effect.Effect<number, StoreUnavailable>
   /**
    * Journals an attempt whose outcome could not be written to the record (a lease lost after the
-   * handler ran): the fence it held, its outcome and detail JSON text. Kept for reconciliation.
+   * handler ran): the fence it held, its outcome and detail JSON text (≤ 256 KiB). Kept for
+   * reconciliation.
    */
   readonly journal: (
     lease: FencedRef,
@@ -292,7 +332,13 @@ export interface Service {
  * @since 0.1.0
  * @category models
  */
-export type JournalOutcome = "succeeded" | "failed" | "released" | "lease_lost" | "unknown"
+export const JournalOutcome = Rules.JournalOutcome
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type JournalOutcome = typeof JournalOutcome.Type
 
 /**
  * One journal entry.
@@ -308,13 +354,14 @@ export interface JournalEntry extends FencedRef {
 }
 
 /**
- * Largest result the store accepts, in UTF-8 bytes of its JSON text: 256 KiB (262,144), also a
- * CHECK constraint in SQL (b.1 #12). The executor checks its own (lower or equal) limit first.
+ * Largest result (and largest error, and journal detail) the store accepts, in UTF-8 bytes of its
+ * JSON text: 256 KiB (262,144), also CHECK constraints in SQL, so an oversized value is refused by
+ * the database whoever writes it. The executor checks its own (lower or equal) limit first.
  *
  * @since 0.1.0
  * @category constants
  */
-export const maxResultBytes = 262_144
+export const maxResultBytes: number = Rules.maxStoredBytes
 
 /**
  * Default retention of settled records: 24 h in ms (Stripe's minimum key retention).
@@ -325,28 +372,37 @@ export const maxResultBytes = 262_144
 export const defaultRetentionMs = 24 * 60 * 60 * 1000
 
 /**
- * The idempotency store service.
+ * The idempotency store service (layers: {@link layerSql}, {@link layerMemory}).
  *
  * @since 0.1.0
  * @category services
  */
 export class IdempotencyStore extends Context.Service<IdempotencyStore, Service>()(
   "@toolgate/runtime/IdempotencyStore"
-) {
-  /**
-   * The SQL store over effect's `SqlClient` (PostgreSQL ≥ 13 through `@effect/sql-pg`, or PGlite
-   * through `EmbeddedPostgres`). Creates the schema if needed and runs {@link migrations} with
-   * effect's `Migrator` when built. Fails with `StoreUnavailable` or `MigrationError`.
-   */
-  static readonly layerSql = (options?: SqlOptions): Layer.Layer<
-    IdempotencyStore,
-    StoreUnavailable | Migrator.MigrationError,
-    SqlClient.SqlClient
-  > => Layer.effect(IdempotencyStore, SqlStore.make(options?.schema ?? defaultSchema))
+) {}
 
-  /** The in-memory store with the same semantics, for unit tests; its clock is effect's `Clock`. */
-  static readonly layerMemory: Layer.Layer<IdempotencyStore> = Layer.effect(IdempotencyStore, MemoryStore.make)
-}
+/**
+ * The SQL store over effect's `SqlClient` (PostgreSQL ≥ 13 through `@effect/sql-pg`, or PGlite
+ * through `EmbeddedPostgres`). Creates the schema if needed and runs {@link migrations} with
+ * effect's `Migrator` when built. Fails with `StoreUnavailable` or `MigrationError`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSql = (options?: SqlOptions): Layer.Layer<
+  IdempotencyStore,
+  StoreUnavailable | Migrator.MigrationError,
+  SqlClient.SqlClient
+> => Layer.effect(IdempotencyStore, SqlStore.make(options?.schema ?? defaultSchema))
+
+/**
+ * The in-memory store with the same semantics, for unit tests; its clock is effect's `Clock`
+ * (so `TestClock` drives it) unless an operation passes `now`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemory: Layer.Layer<IdempotencyStore> = Layer.effect(IdempotencyStore, MemoryStore.make)
 
 /**
  * SQL store options. `schema`: the PostgreSQL schema holding the tables (`idem_record`,
@@ -369,13 +425,15 @@ export interface SqlOptions {
 export const defaultSchema = "toolgate"
 
 /**
- * The store's migrations for `schema`, as a `Migrator` loader (ids `1_…`). `layerSql` runs them;
- * exported so an application can run them with its own migrations.
+ * The store's migrations for `schema`, as a `Migrator` loader: `1_idempotency_records` (the
+ * tables), `2_stored_text` (results, errors and journal details kept as the exact JSON text
+ * written, and errors bounded like results; rows written before keep their values). `layerSql`
+ * runs them; exported so an application can run them with its own migrations.
  *
  * @since 0.1.0
  * @category migrations
  */
-export const migrations = (schema: string = defaultSchema): Migrator.Loader => SqlStore.migrations(schema)
+export const migrations = (schema: string = defaultSchema): Migrator.Loader => SqlStatements.migrations(schema)
 
 /**
  * Creates the schema (if missing) and runs the store's migrations in it, recording them in
@@ -387,3 +445,27 @@ export const migrations = (schema: string = defaultSchema): Migrator.Loader => S
 export const migrate = (
   schema: string = defaultSchema
 ): Effect.Effect<void, StoreUnavailable | Migrator.MigrationError, SqlClient.SqlClient> => SqlStore.migrate(schema)
+
+/**
+ * A statement of the SQL store, rendered for one schema: its text and its positional parameters.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SqlStatement {
+  readonly text: string
+  readonly parameters: ReadonlyArray<string>
+}
+
+/**
+ * The SQL of the two statements every execution runs, rendered for `schema`: the claim (an
+ * insert-or-take-over returning the lease) and the completion (a fenced update). For a DBA's
+ * review, or a benchmark's floor: the same statements through the same client, without the
+ * service. `parameters` names `$1`, `$2`, … in order (`now`: `null` for the database clock).
+ *
+ * @since 0.1.0
+ * @category migrations
+ */
+export const sqlStatements = (
+  schema: string = defaultSchema
+): { readonly claim: SqlStatement; readonly complete: SqlStatement } => SqlStatements.rawStatements(schema)

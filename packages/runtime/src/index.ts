@@ -19,7 +19,13 @@ export * as ExecutionMetrics from "./ExecutionMetrics.js"
 export * as IdempotencyStore from "./IdempotencyStore.js"
 
 /** @since 0.1.0 */
+export * as StoredError from "./StoredError.js"
+
+/** @since 0.1.0 */
 export * as ToolExecutor from "./ToolExecutor.js"
+
+/** @since 0.1.0 */
+export * as ToolHandler from "./ToolHandler.js"
 
 /** @since 0.1.0 */
 export * as ToolCallPipeline from "./ToolCallPipeline.js"

@@ -45,5 +45,5 @@ describe("IdempotencyKey break: deeply nested arguments", () => {
       assert.isTrue(Result.isFailure(r))
       if (Result.isFailure(r)) assert.strictEqual(r.failure._tag, "UnkeyableArguments")
       assert.strictEqual(runs, 0)
-    }).pipe(Effect.provide(Store.IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 })

@@ -1,6 +1,6 @@
 import { IdempotencyStore } from "@toolgate/runtime"
 import { conformance } from "./conformance.js"
 
-conformance("IdempotencyStore conformance: memory", IdempotencyStore.IdempotencyStore.layerMemory, {
+conformance("IdempotencyStore conformance: memory", IdempotencyStore.layerMemory, {
   propertyRuns: 100
 })

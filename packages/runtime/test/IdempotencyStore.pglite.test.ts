@@ -5,6 +5,6 @@ import * as Pglite from "./support/pglite.js"
 
 conformance(
   "IdempotencyStore conformance: PGlite (embedded, through pglite-socket)",
-  IdempotencyStore.IdempotencyStore.layerSql().pipe(Layer.provide(Pglite.layer)),
+  IdempotencyStore.layerSql().pipe(Layer.provide(Pglite.layer)),
   { propertyRuns: 15 }
 )

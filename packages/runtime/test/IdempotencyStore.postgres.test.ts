@@ -9,7 +9,7 @@ const schema = Postgres.uniqueSchema("tg_conf")
 Postgres.describeServer(pg, "PostgreSQL server", () => {
   conformance(
     "IdempotencyStore conformance: PostgreSQL server",
-    IdempotencyStore.IdempotencyStore.layerSql({ schema }).pipe(
+    IdempotencyStore.layerSql({ schema }).pipe(
       Layer.provide(Postgres.dropSchemaOnRelease(schema)),
       Layer.provide(Postgres.client(12))
     ),

@@ -50,7 +50,7 @@ const runTwice = (strategy: "intent" | "providerId") =>
     // the client's request timed out; it retries the same turn and the provider mints new ids
     const retry = yield* executor.executeAll(yield* released(["call_B1", "call_B2"]), { scope, strategy })
     return { runs, first, retry }
-  }).pipe(Effect.provide(IdempotencyStore.IdempotencyStore.layerMemory))
+  }).pipe(Effect.provide(IdempotencyStore.layerMemory))
 
 describe("key strategies on a retried stream", () => {
   it.live("the intent key executes each decision once: the retry replays", () =>

@@ -81,7 +81,7 @@ const request = (ref: Store.RecordRef, owner: string): Store.ClaimRequest => ({
   recovery: "reexecute"
 })
 
-const Live = IdempotencyStore.layerSql({ schema }).pipe(
+const Live = Store.layerSql({ schema }).pipe(
   Layer.provideMerge(Postgres.dropSchemaOnRelease(schema)),
   Layer.provideMerge(Postgres.client(8))
 )

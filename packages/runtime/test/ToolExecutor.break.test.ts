@@ -62,7 +62,7 @@ describe("ToolExecutor break: user code that throws instead of failing", () => {
       const again = typed(yield* Effect.exit(executor.execute(call({ id: "a" }), { scope: s })))
       assert.strictEqual(again._tag, "OutcomeUnknown")
       assert.strictEqual(runs, 1)
-    }).pipe(Effect.provide(IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 
   it.live("a reconcile probe that throws synchronously on a takeover: typed, parked", () =>
     Effect.gen(function*() {
@@ -90,7 +90,7 @@ describe("ToolExecutor break: user code that throws instead of failing", () => {
       assert.strictEqual(error._tag, "OutcomeUnknown")
       const record = Option.getOrThrow(yield* store.read({ scope: s.tenant, key: keyOf(error) }))
       assert.strictEqual(record.status, "unknown")
-    }).pipe(Effect.provide(IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 
   it.live("an externalRef that throws after the effect happened: the result is still recorded, never left in_progress", () =>
     Effect.gen(function*() {
@@ -112,7 +112,7 @@ describe("ToolExecutor break: user code that throws instead of failing", () => {
       const replay = yield* executor.execute(call({ id: "e" }), { scope: s })
       assert.strictEqual(replay._tag, "Replayed")
       assert.strictEqual(runs, 1)
-    }).pipe(Effect.provide(IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 
   it.live("a classify that throws on the tool's own failure: typed OutcomeUnknown, record parked", () =>
     Effect.gen(function*() {
@@ -129,5 +129,5 @@ describe("ToolExecutor break: user code that throws instead of failing", () => {
       const error = typed(yield* Effect.exit(executor.execute(call({ id: "c" }), { scope: s })))
       assert.strictEqual(error._tag, "OutcomeUnknown")
       assert.strictEqual(yield* statusOf(keyOf(error), s.tenant), "unknown")
-    }).pipe(Effect.provide(IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 })

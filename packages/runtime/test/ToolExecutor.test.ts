@@ -105,7 +105,7 @@ describe("ToolExecutor (memory store)", () => {
       assert.strictEqual(contexts[0].attempt, 1)
       assert.isFalse(contexts[0].takeover)
       assert.strictEqual(contexts[0].toolCallId, "call_aaa")
-    }).pipe(Effect.provide(Store.IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 
   it.live("the same key with other arguments fails with IdempotencyKeyReused and never executes", () =>
     Effect.gen(function*() {
@@ -120,7 +120,7 @@ describe("ToolExecutor (memory store)", () => {
       assert.notInclude(error.message, "secret-note-text")
       assert.match(error.message, /tg1:sha256:[0-9a-f]{64}/)
       assert.strictEqual(runs.UpdateStage, 1)
-    }).pipe(Effect.provide(Store.IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 
   it.live("not applied: the record is released, the call may run again, attempts are capped", () =>
     Effect.gen(function*() {
@@ -152,7 +152,7 @@ describe("ToolExecutor (memory store)", () => {
         assert.deepStrictEqual(third.lastError, { _tag: "NotApplied", failure: null, detail: "connection refused" })
       }
       assert.strictEqual(n, 2)
-    }).pipe(Effect.provide(Store.IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 
   it.live("a tool failure is terminal by default: cached, replayed decoded, never re-run; classify can release it", () =>
     Effect.gen(function*() {
@@ -186,7 +186,7 @@ describe("ToolExecutor (memory store)", () => {
       assert.isTrue(
         limited._tag === "ToolExecutionFailed" && limited.classification === "not_applied" && limited.retryable
       )
-    }).pipe(Effect.provide(Store.IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 
   it.live("ambiguous failures and defects park the record unknown; reexecute takes it over with the same downstream key", () =>
     Effect.gen(function*() {
@@ -217,7 +217,7 @@ describe("ToolExecutor (memory store)", () => {
       assert.deepStrictEqual(contexts.map((x) => x.takeover), [false, true, true])
       assert.strictEqual(new Set(contexts.map((x) => x.downstreamKey)).size, 1)
       assert.isTrue(contexts[1].fence > contexts[0].fence && contexts[2].fence > contexts[1].fence)
-    }).pipe(Effect.provide(Store.IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 
   it.live("a timeout is ExecutionTimeout: record unknown, signal aborted; manual recovery never re-runs it", () =>
     Effect.gen(function*() {
@@ -251,7 +251,7 @@ describe("ToolExecutor (memory store)", () => {
       const again = failureOf(yield* Effect.exit(executor.execute(c, { scope })))
       assert.strictEqual(again._tag, "OutcomeUnknown")
       assert.strictEqual(n, 1)
-    }).pipe(Effect.provide(Store.IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 
   it.live("reconcile: a takeover probes the downstream by key first; found means no second run", () =>
     Effect.gen(function*() {
@@ -286,7 +286,7 @@ describe("ToolExecutor (memory store)", () => {
       assert.strictEqual(n, 1)
       assert.strictEqual(probes, 1)
       assert.strictEqual((yield* executor.execute(c, { scope }))._tag, "Replayed")
-    }).pipe(Effect.provide(Store.IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 
   it.live("a result over the limit is ResultTooLarge before completion; the record is settled and replays the error", () =>
     Effect.gen(function*() {
@@ -302,7 +302,7 @@ describe("ToolExecutor (memory store)", () => {
       const replay = failureOf(yield* Effect.exit(executor.execute(big, { scope })))
       assert.isTrue(replay._tag === "ResultTooLarge" && replay.replayed)
       assert.strictEqual(runs.Export, 2)
-    }).pipe(Effect.provide(Store.IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 
   it.live("a live lease elsewhere: bounded wait, then ExecutionInProgress; the heartbeat keeps a slow handler's lease", () =>
     Effect.gen(function*() {
@@ -339,7 +339,7 @@ describe("ToolExecutor (memory store)", () => {
       const waited = yield* Fiber.join(waiter)
       assert.isTrue(waited._tag === "Replayed" && waited.waited)
       assert.strictEqual(runs.CreateTask, 1)
-    }).pipe(Effect.provide(Store.IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 
   it.live("a lease lost while the handler runs interrupts it (signal aborted): LeaseLost, journalled", () =>
     Effect.gen(function*() {
@@ -357,7 +357,7 @@ describe("ToolExecutor (memory store)", () => {
               return yield* Effect.never
             })
         }
-      }, { leaseMs: 90, heartbeatMs: 30 })
+      }, { leaseMs: 100, heartbeatMs: 30 })
       const scope = turn()
       const running = yield* Effect.forkChild(
         Effect.exit(executor.execute(call(CreateTask, { dealId: "D7", title: "t" }), { scope })),
@@ -371,7 +371,7 @@ describe("ToolExecutor (memory store)", () => {
       assert.isTrue(aborted)
       const journal = yield* store.journalOf({ scope: "acme", key: ctx.key })
       assert.strictEqual(journal[0]?.outcome, "lease_lost")
-    }).pipe(Effect.provide(Store.IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 
   it.live("a caller that interrupts a running handler leaves the record unknown, not in progress", () =>
     Effect.gen(function*() {
@@ -392,7 +392,7 @@ describe("ToolExecutor (memory store)", () => {
       yield* Fiber.interrupt(fiber)
       const record = Option.getOrThrow(yield* store.read({ scope: "acme", key: ctx.key }))
       assert.strictEqual(record.status, "unknown")
-    }).pipe(Effect.provide(Store.IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 
   it.live("executeAll: identical calls of a turn get ordinals 0, 1 and both run; a retried turn replays all; order kept", () =>
     Effect.gen(function*() {
@@ -442,7 +442,7 @@ describe("ToolExecutor (memory store)", () => {
       assert.strictEqual(new Set(values.slice(0, 2)).size, 2)
       const unkeyable = results[3]
       assert.isTrue(unkeyable._tag === "Failure" && unkeyable.failure._tag === "UnkeyableArguments")
-    }).pipe(Effect.provide(Store.IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 
   it.live("arguments that do not hash deterministically fail with UnkeyableArguments before any claim", () =>
     Effect.gen(function*() {
@@ -451,7 +451,7 @@ describe("ToolExecutor (memory store)", () => {
       const error = failureOf(yield* Effect.exit(executor.execute(c, { scope: turn() })))
       assert.strictEqual(error._tag, "UnkeyableArguments")
       assert.strictEqual(runs.CreateTask, 0)
-    }).pipe(Effect.provide(Store.IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 
   it.live("metrics count outcomes; the execute span carries the key hash and no argument values", () =>
     Effect.gen(function*() {
@@ -478,7 +478,7 @@ describe("ToolExecutor (memory store)", () => {
       for (const s of spans) for (const v of s.attributes.values()) assert.notInclude(String(v), "private-words")
       assert.isTrue(spans.some((s) => s.name === "IdempotencyStore.claim"))
     }).pipe(
-      Effect.provide(Store.IdempotencyStore.layerMemory),
+      Effect.provide(Store.layerMemory),
       Effect.provideService(Metric.MetricRegistry, new Map())
     ))
 
@@ -491,5 +491,5 @@ describe("ToolExecutor (memory store)", () => {
       const core = yield* IdempotencyKey.forCall(c, { scope })
       assert.strictEqual(outcome.key, core.key)
       assert.strictEqual(outcome.key, "tg1:sha256:0ec1a22bf8a9f3886f00213cf6e37f3d57190bc66fed86e9f62b303f76e5bb4c")
-    }).pipe(Effect.provide(Store.IdempotencyStore.layerMemory)))
+    }).pipe(Effect.provide(Store.layerMemory)))
 })

@@ -6,7 +6,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import type { ToolCall } from "@toolgate/core"
-import { IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
+import { ExecutionError, IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
 import { Deferred, Effect, Exit, Fiber, type Layer, Option, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 
@@ -527,6 +527,20 @@ export const conformance = (
           const started = yield* Deferred.make<void>()
           let runs = 0
           const keys: Array<string> = []
+          // the holder is cut off from the store: its heartbeats fail, so its lease lapses
+          const partitioned: Store.IdempotencyStore["Service"] = {
+            ...store,
+            heartbeat: (lease) =>
+              Effect.fail(
+                new ExecutionError.StoreUnavailable({
+                  keyHash: lease.key,
+                  operation: "heartbeat",
+                  reason: "ConnectionError",
+                  code: null,
+                  retryable: true
+                })
+              )
+          }
           const executor = yield* ToolExecutor.make(Crm, {
             CreateTask: {
               recovery: "reexecute",
@@ -541,7 +555,7 @@ export const conformance = (
                   return { taskId: `run-${n}`, n }
                 })
             }
-          }, { leaseMs: 150, heartbeatMs: 60_000 })
+          }, { leaseMs: 150 }).pipe(Effect.provideService(IdempotencyStore, partitioned))
           const scope = { tenant: "acme", turn: `stale-${Math.random()}` }
           const call = callOf({ dealId: "D-9", title: "stale" }, "call_a")
           const slow = yield* Effect.forkChild(Effect.exit(executor.execute(call, { scope })), {

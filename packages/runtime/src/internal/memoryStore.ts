@@ -7,10 +7,10 @@
  * @internal
  */
 import { Array as Arr, Clock, Effect, Option, Order } from "effect"
-import { LeaseLost, StoreUnavailable } from "../ExecutionError.js"
+import { type FencedOperation, LeaseLost, StoreUnavailable } from "../ExecutionError.js"
 import * as ExecutionMetrics from "../ExecutionMetrics.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
-import { kindOf } from "./sqlStore.js"
+import { checkClaim, checkHeartbeat, claimOn, isSettled, kindOf, maxStoredBytes } from "./storeRules.js"
 
 interface Row {
   scope: string
@@ -26,9 +26,11 @@ interface Row {
   owner: string | null
   leaseExpiresAt: number | null
   prevStatus: IdempotencyStore.Status | null
-  result: unknown
+  /** The result's JSON text, as written. */
+  result: string | null
   resultBytes: number | null
-  error: unknown
+  /** The error's JSON text, as written. */
+  error: string | null
   externalRef: string | null
   createdAt: number
   updatedAt: number
@@ -36,22 +38,32 @@ interface Row {
   expiresAt: number
 }
 
-const settled = (status: IdempotencyStore.Status): boolean =>
-  status === "succeeded" || status === "failed" || status === "released"
+/** Parses stored JSON text; `undefined` when it is not JSON (the SQL store's `UnreadableRow`). */
+const parse = (json: string | null): unknown => {
+  if (json === null) return null
+  try {
+    return JSON.parse(json)
+  } catch {
+    return undefined
+  }
+}
 
-const parse = (json: string | null): unknown => json === null ? null : JSON.parse(json)
+const unreadable = (ref: IdempotencyStore.RecordRef, operation: string) =>
+  new StoreUnavailable({ keyHash: ref.key, operation, reason: "UnreadableRow", code: null, retryable: false })
 
 const id = (ref: IdempotencyStore.RecordRef): string => `${ref.scope}\u0000${ref.key}`
 
 const clock = (options: IdempotencyStore.At | undefined): Effect.Effect<number> =>
   options?.now !== undefined ? Effect.succeed(options.now.getTime()) : Clock.currentTimeMillis
 
-const lost = (lease: IdempotencyStore.FencedRef, operation: string) =>
+const lost = (lease: IdempotencyStore.FencedRef, operation: FencedOperation) =>
   new LeaseLost({ keyHash: lease.key, fence: lease.fence.toString(), operation })
 
-/** What the SQL CHECK on `result_bytes` answers. */
+/** What the SQL CHECKs on the sizes of results, errors and journal details answer. */
 const tooLarge = (lease: IdempotencyStore.FencedRef, operation: string) =>
   new StoreUnavailable({ keyHash: lease.key, operation, reason: "ConstraintError", code: "23514", retryable: false })
+
+const oversized = (json: string | null): boolean => json !== null && Buffer.byteLength(json, "utf8") > maxStoredBytes
 
 const byLease = Order.mapInput(Order.Number, (r: Row) => r.leaseExpiresAt ?? 0)
 const byFence = Order.mapInput(Order.BigInt, (e: IdempotencyStore.JournalEntry) => e.fence)
@@ -63,7 +75,15 @@ export const make = Effect.sync(() => {
   let sequence = 0n
   const nextFence = (): bigint => ++sequence
 
-  const snapshot = (row: Row, now: number): IdempotencyStore.StoredRecord => ({
+  /** The record as read at `now`; fails when a stored value is not JSON (written by a caller bug). */
+  const snapshot = (row: Row, now: number, operation: string) => {
+    const record = toRecord(row, now)
+    return record.result === undefined || record.error === undefined
+      ? Effect.fail(unreadable(row, operation))
+      : Effect.succeed(record)
+  }
+
+  const toRecord = (row: Row, now: number): IdempotencyStore.StoredRecord => ({
     scope: row.scope,
     key: row.key,
     tool: row.tool,
@@ -76,8 +96,9 @@ export const make = Effect.sync(() => {
     generation: row.generation,
     recovery: row.recovery,
     owner: row.owner,
-    result: row.result,
-    error: row.error,
+    resultText: row.result,
+    result: parse(row.result),
+    error: parse(row.error),
     externalRef: row.externalRef,
     leaseExpiresAt: row.leaseExpiresAt === null ? null : new Date(row.leaseExpiresAt),
     expiresAt: new Date(row.expiresAt),
@@ -86,7 +107,8 @@ export const make = Effect.sync(() => {
     completedAt: row.completedAt === null ? null : new Date(row.completedAt),
     retryAfterMs: row.leaseExpiresAt === null ? 0 : Math.max(0, row.leaseExpiresAt - now),
     leaseExpired: row.leaseExpiresAt !== null && row.leaseExpiresAt <= now,
-    retentionElapsed: row.expiresAt <= now
+    retentionElapsed: row.expiresAt <= now,
+    readAt: new Date(now)
   })
 
   /** The row a fenced write may change: same fence, `in_progress`. */
@@ -96,6 +118,8 @@ export const make = Effect.sync(() => {
   }
 
   const claim = Effect.fn("IdempotencyStore.claim")(function*(req: IdempotencyStore.ClaimRequest) {
+    const invalid = checkClaim(req)
+    if (invalid !== undefined) return yield* invalid
     const now = yield* clock(req)
     const fence = nextFence()
     const existing = rows.get(id(req))
@@ -128,17 +152,11 @@ export const make = Effect.sync(() => {
       return { _tag: "Claimed", lease: toLease(row) } as const
     }
     const r = existing
-    const isReset = settled(r.status) && r.expiresAt <= now
-    const isResumed = r.status === "in_progress" && r.owner === req.owner
-    const takeable = isReset ||
-      (r.fingerprint === req.fingerprint && isResumed) ||
-      (r.fingerprint === req.fingerprint && r.attempt < r.maxAttempts &&
-        (r.status === "released" ||
-          (r.status === "in_progress" && r.leaseExpiresAt !== null && r.leaseExpiresAt <= now &&
-            r.recovery !== "manual") ||
-          (r.status === "unknown" && r.recovery !== "manual")))
-    if (!takeable) return { _tag: "Existing", record: snapshot(r, now) } as const
-    r.prevStatus = isResumed && !isReset ? r.prevStatus : r.status
+    const how = claimOn(r, req, now)
+    if (how === "refuse") return { _tag: "Existing", record: yield* snapshot(r, now, "claim") } as const
+    const isReset = how === "reset"
+    const isResumed = how === "resume"
+    r.prevStatus = isResumed ? r.prevStatus : r.status
     r.attempt = isReset ? 1 : isResumed ? r.attempt : r.attempt + 1
     r.generation = isReset ? r.generation + 1 : r.generation
     r.maxAttempts = isReset ? req.maxAttempts : r.maxAttempts
@@ -179,11 +197,15 @@ export const make = Effect.sync(() => {
   ) {
     const now = yield* clock(options)
     const row = rows.get(id(ref))
-    return row === undefined ? Option.none() : Option.some(snapshot(row, now))
+    return row === undefined ? Option.none() : Option.some(yield* snapshot(row, now, "read"))
   })
 
   /** A fenced write that found no held row: confirmed when an identical write of ours already landed. */
-  const confirmOrLost = (lease: IdempotencyStore.FencedRef, operation: string, status: IdempotencyStore.Status) => {
+  const confirmOrLost = (
+    lease: IdempotencyStore.FencedRef,
+    operation: FencedOperation,
+    status: IdempotencyStore.Status
+  ) => {
     const row = rows.get(id(lease))
     return row !== undefined && row.fence === lease.fence && row.status === status
       ? Effect.void
@@ -202,9 +224,9 @@ export const make = Effect.sync(() => {
     const row = held(lease)
     if (row === undefined) return yield* confirmOrLost(lease, "complete", "succeeded")
     const bytes = Buffer.byteLength(options.result, "utf8")
-    if (bytes > 262_144) return yield* tooLarge(lease, "complete")
+    if (bytes > maxStoredBytes) return yield* tooLarge(lease, "complete")
     row.status = "succeeded"
-    row.result = parse(options.result)
+    row.result = options.result
     row.resultBytes = bytes
     row.externalRef = options.externalRef ?? null
     row.error = null
@@ -222,8 +244,9 @@ export const make = Effect.sync(() => {
     const now = yield* clock(options)
     const row = held(lease)
     if (row === undefined) return yield* confirmOrLost(lease, "fail", "failed")
+    if (oversized(options.error)) return yield* tooLarge(lease, "fail")
     row.status = "failed"
-    row.error = parse(options.error)
+    row.error = options.error
     row.result = null
     row.resultBytes = null
     row.leaseExpiresAt = null
@@ -240,8 +263,9 @@ export const make = Effect.sync(() => {
     const now = yield* clock(options)
     const row = held(lease)
     if (row === undefined) return yield* confirmOrLost(lease, "release", "released")
+    if (oversized(options.error)) return yield* tooLarge(lease, "release")
     row.status = "released"
-    row.error = parse(options.error)
+    row.error = options.error
     row.leaseExpiresAt = null
     row.owner = null
     row.updatedAt = now
@@ -251,6 +275,8 @@ export const make = Effect.sync(() => {
     lease: IdempotencyStore.FencedRef,
     options: IdempotencyStore.At & { readonly leaseMs: number }
   ) {
+    const invalid = checkHeartbeat(lease.key, options.leaseMs)
+    if (invalid !== undefined) return yield* invalid
     const now = yield* clock(options)
     const row = held(lease)
     if (row === undefined) return yield* lost(lease, "heartbeat")
@@ -276,7 +302,8 @@ export const make = Effect.sync(() => {
     const now = yield* clock(options)
     const row = held(lease)
     if (row === undefined) return yield* lost(lease, "park")
-    row.error = parse(options.error)
+    if (oversized(options.error)) return yield* tooLarge(lease, "park")
+    row.error = options.error
     return parkRow(row, now)
   })
 
@@ -300,12 +327,13 @@ export const make = Effect.sync(() => {
     const row = rows.get(id(ref))
     if (row === undefined || row.fence !== ref.fence || row.status !== "unknown") return yield* lost(ref, "resolve")
     const result = resolution._tag === "Succeeded" ? resolution.result : null
+    const error = resolution._tag === "Failed" ? resolution.error : null
     const bytes = result === null ? null : Buffer.byteLength(result, "utf8")
-    if (bytes !== null && bytes > 262_144) return yield* tooLarge(ref, "resolve")
+    if ((bytes !== null && bytes > maxStoredBytes) || oversized(error)) return yield* tooLarge(ref, "resolve")
     row.status = resolution._tag === "Succeeded" ? "succeeded" : resolution._tag === "Failed" ? "failed" : "released"
-    row.result = parse(result)
+    row.result = result
     row.resultBytes = bytes
-    row.error = resolution._tag === "Failed" ? parse(resolution.error) : null
+    row.error = error
     row.externalRef = resolution._tag === "Succeeded" ? resolution.externalRef ?? null : null
     row.completedAt = row.status === "released" ? null : now
     row.updatedAt = now
@@ -337,7 +365,7 @@ export const make = Effect.sync(() => {
     const now = yield* clock(options)
     let total = 0
     for (const [k, row] of rows) {
-      if (settled(row.status) && row.expiresAt <= now) {
+      if (isSettled(row.status) && row.expiresAt <= now) {
         rows.delete(k)
         total++
       }
@@ -354,14 +382,17 @@ export const make = Effect.sync(() => {
       readonly detail: string | null
     }
   ) {
+    if (oversized(entry.detail)) return yield* tooLarge(lease, "journal")
     const now = yield* clock(entry)
+    const detail = parse(entry.detail)
+    if (detail === undefined) return yield* unreadable(lease, "journal")
     journal.set(lease.fence, {
       scope: lease.scope,
       key: lease.key,
       fence: lease.fence,
       attempt: entry.attempt,
       outcome: entry.outcome,
-      detail: parse(entry.detail),
+      detail,
       at: new Date(now)
     })
   })

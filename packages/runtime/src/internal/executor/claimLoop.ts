@@ -1,0 +1,313 @@
+/**
+ * The claim loop: one execution from its call to its outcome. Derive the intent key and
+ * fingerprint; claim the key; a won claim runs the handler under lease supervision (after a
+ * reconcile probe on a takeover) and settles; a lost claim answers by the decision over the
+ * record it returned (replay, mismatch, exhausted, unknown, park), and a live lease elsewhere
+ * (or a record that changed under the claim) polls the claim on the wait schedule until it
+ * settles or the wait ends (`ExecutionInProgress`). Each execution is counted once, by its exit.
+ *
+ * @internal
+ */
+import { IdempotencyKey, type ToolCall } from "@toolgate/core"
+import { Cause, Clock, Data, Duration, Effect, Exit, Metric, Option, Result } from "effect"
+import { createHash, randomUUID } from "node:crypto"
+import {
+  AttemptsExhausted,
+  type ExecutionError,
+  ExecutionInProgress,
+  IdempotencyKeyReused,
+  LeaseLost,
+  OutcomeUnknown,
+  ResultTooLarge,
+  ToolExecutionFailed
+} from "../../ExecutionError.js"
+import * as ExecutionMetrics from "../../ExecutionMetrics.js"
+import type * as IdempotencyStore from "../../IdempotencyStore.js"
+import * as StoredError from "../../StoredError.js"
+import type * as ToolExecutor from "../../ToolExecutor.js"
+import { LiveContext, type Run } from "./config.js"
+import { decide } from "./decision.js"
+import { HandlerTimedOut, supervised } from "./lease.js"
+import * as Settle from "./settle.js"
+
+/** A live lease elsewhere, or a record to claim again (an internal signal for the wait schedule). */
+class Busy extends Data.TaggedError("Busy")<{ readonly retryAfterMs: number }> {}
+
+const isBusy = (e: { readonly _tag: string }): e is Busy => e._tag === "Busy"
+
+const claimAgain = new Busy({ retryAfterMs: 0 })
+
+/** SHA-256 through `node:crypto`: synchronous, and about 8× cheaper per key than Web Crypto. */
+const nodeDigest: IdempotencyKey.SyncDigest = (text) => createHash("sha256").update(text).digest("hex")
+
+/** The executions of an executor over `env`. @internal */
+export const make = (env: Settle.Env) => {
+  const { config, services, store } = env
+  const settle = Settle.make(env)
+  const { retryStore } = settle
+  const instance = randomUUID().slice(0, 8)
+  let executions = 0
+
+  const unknown = (run: Run, generation: number, reason: OutcomeUnknown["reason"], attempt: number) =>
+    new OutcomeUnknown({
+      keyHash: run.key,
+      toolName: run.entry.name,
+      downstreamKey: IdempotencyKey.downstreamKey(run.key, generation),
+      reason,
+      attempt
+    })
+
+  /** A stored result, decoded with the tool's success Schema; its JSON text is returned as stored. */
+  const replayResult = (run: Run, record: IdempotencyStore.StoredRecord) => {
+    const decoded = run.entry.decodeSuccess(record.result)
+    if (Exit.isFailure(decoded) || record.resultText === null) {
+      return Effect.fail(
+        new ToolExecutionFailed({
+          keyHash: run.key,
+          toolName: run.entry.name,
+          classification: "applied",
+          retryable: false,
+          replayed: true,
+          failure: null,
+          detail: "the recorded result no longer matches the tool's success schema"
+        })
+      )
+    }
+    return Effect.succeed<ToolExecutor.Outcome<unknown>>({
+      _tag: "Replayed",
+      value: decoded.value,
+      encoded: record.result,
+      json: record.resultText,
+      key: run.key,
+      waited: run.waited
+    })
+  }
+
+  /** A stored terminal failure, answered as the execution answered it. */
+  const replayFailure = (run: Run, record: IdempotencyStore.StoredRecord): Effect.Effect<never, ExecutionError> => {
+    const stored = StoredError.decode(record.error)
+    if (stored?._tag === "ResultTooLarge") {
+      return Effect.fail(
+        new ResultTooLarge({ keyHash: run.key, toolName: run.entry.name, ...stored, replayed: true })
+      )
+    }
+    const decoded = stored?._tag === "ToolFailure" && stored.failure !== null
+      ? run.entry.decodeFailure(stored.failure)
+      : undefined
+    return Effect.fail(
+      new ToolExecutionFailed({
+        keyHash: run.key,
+        toolName: run.entry.name,
+        classification: "applied",
+        retryable: false,
+        replayed: true,
+        failure: decoded === undefined
+          ? null
+          : Exit.isSuccess(decoded)
+          ? decoded.value
+          : stored?._tag === "ToolFailure"
+          ? stored.failure
+          : null,
+        detail: stored !== null && "detail" in stored ? stored.detail : "recorded failure"
+      })
+    )
+  }
+
+  /** The answer to a claim that the record returned with it prevented. */
+  const answer = (run: Run, record: IdempotencyStore.StoredRecord): Effect.Effect<
+    ToolExecutor.Outcome<unknown>,
+    ExecutionError | Busy
+  > => {
+    const decision = decide(record, run, record.readAt)
+    switch (decision._tag) {
+      case "ClaimAgain":
+        return Effect.fail(claimAgain)
+      case "Wait":
+        return Effect.fail(new Busy({ retryAfterMs: decision.retryAfterMs }))
+      case "Mismatch":
+        return Effect.fail(
+          new IdempotencyKeyReused({
+            keyHash: run.key,
+            toolName: run.entry.name,
+            storedFingerprint: record.fingerprint,
+            fingerprint: run.fingerprint
+          })
+        )
+      case "Replay":
+        return replayResult(run, record)
+      case "ReplayFailure":
+        return replayFailure(run, record)
+      case "Exhausted":
+        return Effect.fail(
+          new AttemptsExhausted({
+            keyHash: run.key,
+            toolName: run.entry.name,
+            attempts: record.attempt,
+            maxAttempts: record.maxAttempts,
+            lastError: StoredError.decode(record.error)
+          })
+        )
+      case "Unknown":
+        return Effect.fail(unknown(run, record.generation, decision.reason, record.attempt))
+      case "ParkExpired":
+        return retryStore(store.parkExpired(record)).pipe(
+          Effect.flatMap((parked): Effect.Effect<never, Busy | OutcomeUnknown> =>
+            Option.isNone(parked)
+              ? Effect.fail(claimAgain)
+              : Effect.fail(unknown(run, record.generation, decision.reason, record.attempt))
+          )
+        )
+    }
+  }
+
+  /** Runs the handler of a won claim (after a reconcile probe on takeovers) and settles it. */
+  const runClaimed = (run: Run, lease: IdempotencyStore.Lease): Effect.Effect<
+    ToolExecutor.Outcome<unknown>,
+    ExecutionError
+  > =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        const { call, entry } = run
+        const context = new LiveContext(run, lease)
+        if (context.takeover) yield* ExecutionMetrics.count("takeover")
+        const t0 = yield* Clock.currentTimeMillis
+        const deadline = t0 + entry.timeoutMs
+        const guarded = <A>(effect: Effect.Effect<A, unknown, unknown>) =>
+          restore(supervised(store, services, entry, lease, context, Effect.suspend(() => effect), deadline))
+        const probe = entry.handler.probe
+        if (context.takeover && entry.recovery === "reconcile" && probe !== undefined) {
+          const probed = yield* Effect.exit(guarded(Effect.suspend(() => probe(call.params, context))))
+          if (Exit.isFailure(probed)) {
+            const error = Settle.lastFailure(probed.cause)
+            if (
+              error instanceof LeaseLost || error instanceof HandlerTimedOut || Cause.hasInterrupts(probed.cause)
+            ) {
+              return yield* settle.failed(run, lease, context, probed.cause)
+            }
+            return yield* settle.parkOwn(run, lease, context, "probe_failed", "the reconcile probe failed")
+          }
+          if (Option.isSome(probed.value)) {
+            yield* ExecutionMetrics.count("reconciled")
+            return yield* settle.finish(run, lease, context, probed.value.value, true)
+          }
+        }
+        const exit = yield* Effect.exit(guarded(Effect.suspend(() => entry.handler.run(call.params, context))))
+        yield* Metric.update(entry.duration, Duration.millis((yield* Clock.currentTimeMillis) - t0))
+        return yield* Exit.isSuccess(exit)
+          ? settle.finish(run, lease, context, exit.value, false)
+          : settle.failed(run, lease, context, exit.cause)
+      })
+    )
+
+  /** One claim round: the outcome, a typed failure, or `Busy` while another lease is live. */
+  const round = (run: Run): Effect.Effect<ToolExecutor.Outcome<unknown>, ExecutionError | Busy> =>
+    retryStore(store.claim({
+      scope: run.tenant,
+      key: run.key,
+      tool: run.entry.name,
+      fingerprint: run.fingerprint,
+      owner: run.owner,
+      leaseMs: run.entry.leaseMs,
+      retentionMs: config.retentionMs,
+      maxAttempts: run.entry.maxAttempts,
+      recovery: run.entry.recovery
+    })).pipe(
+      // the lease, retention and attempts were validated at construction; the store cannot refuse them
+      Effect.catchTag("InvalidStoreRequest", Effect.die),
+      Effect.flatMap((claim) => claim._tag === "Claimed" ? runClaimed(run, claim.lease) : answer(run, claim.record))
+    )
+
+  /**
+   * Polls the claim on the wait schedule after a first `Busy`, then gives up with
+   * `ExecutionInProgress`. (Set up only when needed: the usual execution never waits.)
+   */
+  const wait = (run: Run, first: Busy): Effect.Effect<ToolExecutor.Outcome<unknown>, ExecutionError> => {
+    run.waited = true
+    let pending: Busy | undefined = first
+    const again = Effect.suspend(() => {
+      if (pending === undefined) return round(run)
+      const busy = pending
+      pending = undefined
+      return Effect.fail(busy)
+    })
+    return ExecutionMetrics.count("waited").pipe(
+      Effect.andThen(Effect.retry(again, { schedule: config.waitSchedule, while: isBusy })),
+      Effect.catchTag("Busy", (busy) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.fail(
+            new ExecutionInProgress({
+              keyHash: run.key,
+              toolName: run.entry.name,
+              retryAfterMs: busy.retryAfterMs,
+              waitedMs: now - run.started
+            })
+          )))
+    )
+  }
+
+  const executeKeyed = Effect.fn("ToolExecutor.execute")(function*(
+    call: ToolCall.ValidatedToolCall,
+    execution: ToolExecutor.ExecuteOptions,
+    material: IdempotencyKey.Material | undefined,
+    holder: { run?: Run }
+  ): Effect.fn.Return<ToolExecutor.Outcome<unknown>, ExecutionError> {
+    const entry = config.entries.get(call.name)
+    if (entry === undefined) {
+      return yield* Effect.die(new Error(`ToolExecutor: tool ${call.name} is not in the executor's toolkit`))
+    }
+    const keys = IdempotencyKey.forCallSync(call, {
+      scope: execution.scope,
+      ordinal: execution.ordinal,
+      strategy: execution.strategy,
+      digest: nodeDigest,
+      material
+    })
+    if (Result.isFailure(keys)) return yield* keys.failure
+    const key = keys.success.key
+    yield* Effect.annotateCurrentSpan({ "toolgate.key": key, "toolgate.tool": call.name })
+    const run: Run = {
+      call,
+      entry,
+      key,
+      fingerprint: keys.success.fingerprint,
+      tenant: execution.scope.tenant,
+      owner: `${instance}:${++executions}`,
+      started: yield* Clock.currentTimeMillis,
+      waited: false,
+      parkedOnInterrupt: false
+    }
+    holder.run = run
+    return yield* Effect.catchIf(round(run), isBusy, (busy) => wait(run, busy))
+  })
+
+  /** Executes one call; the one place its outcome is counted. */
+  const execute = (
+    call: ToolCall.ValidatedToolCall,
+    execution: ToolExecutor.ExecuteOptions,
+    material?: IdempotencyKey.Material
+  ): Effect.Effect<ToolExecutor.Outcome<unknown>, ExecutionError> => {
+    const holder: { run?: Run } = {}
+    return executeKeyed(call, execution, material, holder).pipe(Effect.onExit((exit) => Settle.tap(holder.run, exit)))
+  }
+
+  const executeAll = Effect.fn("ToolExecutor.executeAll")(function*(
+    calls: ReadonlyArray<ToolCall.ValidatedToolCall>,
+    turn: ToolExecutor.ExecuteAllOptions
+  ) {
+    const occurrences = turn.occurrences ?? new IdempotencyKey.Occurrences()
+    const planned = calls.map((call) => {
+      const material = IdempotencyKey.materialOf(call)
+      return material._tag === "Success"
+        ? { call, material: material.success, ordinal: occurrences.next(material.success) }
+        : { call, material: undefined, ordinal: 0 }
+    })
+    return yield* Effect.forEach(
+      planned,
+      ({ call, material, ordinal }) =>
+        Effect.result(execute(call, { scope: turn.scope, strategy: turn.strategy, ordinal }, material)),
+      { concurrency: turn.concurrency ?? config.concurrency }
+    )
+  })
+
+  return { execute, executeAll }
+}

@@ -1,0 +1,308 @@
+/**
+ * The SQL of the store: the tables and their migrations, and one statement per operation,
+ * rendered once per schema (every value a bound parameter). The claim is an insert-or-take-over
+ * whose `WHERE` is the takeover rule of `storeRules.claimOn`; every write after it is fenced
+ * (`… AND fence = $3 AND status = 'in_progress'`); time is `coalesce($now, now())`, the database
+ * clock unless a test injects one.
+ *
+ * @internal
+ */
+import { Effect } from "effect"
+import { Migrator, SqlClient } from "effect/sql"
+import type * as IdempotencyStore from "../IdempotencyStore.js"
+import * as Rules from "./storeRules.js"
+
+const identifier = /^[a-z_][a-z0-9_]{0,62}$/
+
+/** Qualified names of the store's objects in one schema. @internal */
+export interface Names {
+  readonly record: string
+  readonly attempt: string
+  readonly sequence: string
+  readonly migrations: string
+}
+
+/** @internal */
+export const names = (schema: string): Names => ({
+  record: `"${schema}"."idem_record"`,
+  attempt: `"${schema}"."idem_attempt"`,
+  sequence: `"${schema}"."idem_fence_seq"`,
+  migrations: `${schema}.toolgate_migrations`
+})
+
+const settled = `('succeeded','failed','released')`
+
+/** The predicate "the old row is settled and past retention": the key is free again. */
+const reset = `r.status IN ${settled} AND r.expires_at <= EXCLUDED.updated_at`
+
+/** The resumption of this owner's own claim whose response was lost. */
+const resumed = `r.status = 'in_progress' AND r.owner = EXCLUDED.owner`
+
+/** The statements for one schema, with their parameters in order. @internal */
+export const statements = (n: Names) => ({
+  /** Claim — `$1 scope, $2 key, $3 tool, $4 fingerprint, $5 owner, $6 lease_ms, $7 retention_ms, $8 max_attempts, $9 recovery, $10 now` */
+  claim: `INSERT INTO ${n.record} AS r (scope, idem_key, tool, fingerprint, status, fence, attempt, max_attempts,
+  recovery, generation, owner, lease_expires_at, created_at, updated_at, expires_at)
+SELECT $1, $2, $3, $4, 'in_progress', nextval('${n.sequence}'), 1, $8, $9, 1, $5,
+       t.now + $6 * interval '1 millisecond', t.now, t.now, t.now + $7 * interval '1 millisecond'
+FROM (SELECT coalesce($10::timestamptz, now()) AS now) AS t
+ON CONFLICT (scope, idem_key) DO UPDATE SET
+  status           = 'in_progress',
+  fence            = EXCLUDED.fence,
+  owner            = EXCLUDED.owner,
+  lease_expires_at = EXCLUDED.lease_expires_at,
+  prev_status      = CASE WHEN ${resumed} AND NOT (${reset}) THEN r.prev_status ELSE r.status END,
+  updated_at       = EXCLUDED.updated_at,
+  completed_at     = NULL,
+  attempt          = CASE WHEN ${reset} THEN 1 WHEN ${resumed} THEN r.attempt ELSE r.attempt + 1 END,
+  generation       = CASE WHEN ${reset} THEN r.generation + 1 ELSE r.generation END,
+  tool             = EXCLUDED.tool,
+  fingerprint      = EXCLUDED.fingerprint,
+  max_attempts     = CASE WHEN ${reset} THEN EXCLUDED.max_attempts ELSE r.max_attempts END,
+  recovery         = CASE WHEN ${reset} THEN EXCLUDED.recovery ELSE r.recovery END,
+  result           = NULL,
+  result_bytes     = NULL,
+  error            = CASE WHEN ${reset} THEN NULL ELSE r.error END,
+  external_ref     = CASE WHEN ${reset} THEN NULL ELSE r.external_ref END,
+  created_at       = CASE WHEN ${reset} THEN EXCLUDED.created_at ELSE r.created_at END,
+  expires_at       = CASE WHEN ${reset} THEN EXCLUDED.expires_at ELSE greatest(r.expires_at, EXCLUDED.expires_at) END
+WHERE (${reset})
+   OR (r.fingerprint = EXCLUDED.fingerprint AND ${resumed})
+   OR (r.fingerprint = EXCLUDED.fingerprint
+       AND r.attempt < r.max_attempts
+       AND (r.status = 'released'
+            OR (r.status = 'in_progress' AND r.lease_expires_at <= EXCLUDED.updated_at AND r.recovery <> 'manual')
+            OR (r.status = 'unknown' AND r.recovery <> 'manual')))
+RETURNING fence, attempt, max_attempts AS "maxAttempts", generation, prev_status AS "previous", recovery,
+  lease_expires_at AS "leaseExpiresAt"`,
+
+  /** Read — `$1 scope, $2 key, $3 now` */
+  read: `SELECT r.scope, r.idem_key AS "key", r.tool, r.fingerprint, r.status, r.prev_status AS "previous", r.fence,
+       r.attempt, r.max_attempts AS "maxAttempts", r.generation, r.recovery, r.owner, r.result AS "resultText",
+       r.error, r.external_ref AS "externalRef", r.lease_expires_at AS "leaseExpiresAt", r.expires_at AS "expiresAt",
+       r.created_at AS "createdAt", r.updated_at AS "updatedAt", r.completed_at AS "completedAt",
+       ceil(coalesce(greatest(extract(epoch FROM (r.lease_expires_at - t.now)) * 1000, 0), 0))::float8 AS "retryAfterMs",
+       coalesce(r.lease_expires_at <= t.now, false) AS "leaseExpired",
+       r.expires_at <= t.now AS "retentionElapsed",
+       t.now AS "readAt"
+FROM ${n.record} AS r, (SELECT coalesce($3::timestamptz, now()) AS now) AS t
+WHERE r.scope = $1 AND r.idem_key = $2`,
+
+  /** Confirmation after a fenced write matched nothing — `$1 scope, $2 key` */
+  peek: `SELECT status, fence FROM ${n.record} WHERE scope = $1 AND idem_key = $2`,
+
+  /** Complete — `$1, $2, $3 fence, $4 result text, $5 result_bytes, $6 external_ref, $7 retention_ms, $8 now` */
+  complete: `UPDATE ${n.record} AS r
+SET status = 'succeeded', result = $4, result_bytes = $5, external_ref = $6, error = NULL,
+    lease_expires_at = NULL, owner = NULL, completed_at = t.now, updated_at = t.now,
+    expires_at = t.now + $7 * interval '1 millisecond'
+FROM (SELECT coalesce($8::timestamptz, now()) AS now) AS t
+WHERE r.scope = $1 AND r.idem_key = $2 AND r.fence = $3 AND r.status = 'in_progress'
+RETURNING r.fence`,
+
+  /** Fail — `$1, $2, $3 fence, $4 error text, $5 retention_ms, $6 now` */
+  fail: `UPDATE ${n.record} AS r
+SET status = 'failed', error = $4, result = NULL, result_bytes = NULL, lease_expires_at = NULL, owner = NULL,
+    completed_at = t.now, updated_at = t.now, expires_at = t.now + $5 * interval '1 millisecond'
+FROM (SELECT coalesce($6::timestamptz, now()) AS now) AS t
+WHERE r.scope = $1 AND r.idem_key = $2 AND r.fence = $3 AND r.status = 'in_progress'
+RETURNING r.fence`,
+
+  /** Release — `$1, $2, $3 fence, $4 error text, $5 now` */
+  release: `UPDATE ${n.record} AS r
+SET status = 'released', error = $4, lease_expires_at = NULL, owner = NULL, updated_at = t.now
+FROM (SELECT coalesce($5::timestamptz, now()) AS now) AS t
+WHERE r.scope = $1 AND r.idem_key = $2 AND r.fence = $3 AND r.status = 'in_progress'
+RETURNING r.fence`,
+
+  /** Heartbeat — `$1, $2, $3 fence, $4 lease_ms, $5 now` */
+  heartbeat: `UPDATE ${n.record} AS r
+SET lease_expires_at = t.now + $4 * interval '1 millisecond', updated_at = t.now
+FROM (SELECT coalesce($5::timestamptz, now()) AS now) AS t
+WHERE r.scope = $1 AND r.idem_key = $2 AND r.fence = $3 AND r.status = 'in_progress'
+RETURNING r.lease_expires_at AS "leaseExpiresAt"`,
+
+  /** The holder parks its own lease — `$1, $2, $3 fence, $4 error text, $5 now` */
+  park: `UPDATE ${n.record} AS r
+SET status = 'unknown', prev_status = r.status, fence = nextval('${n.sequence}'), error = $4,
+    lease_expires_at = NULL, owner = NULL, updated_at = t.now
+FROM (SELECT coalesce($5::timestamptz, now()) AS now) AS t
+WHERE r.scope = $1 AND r.idem_key = $2 AND r.fence = $3 AND r.status = 'in_progress'
+RETURNING r.fence`,
+
+  /** Park an expired lease — `$1, $2, $3 fence seen, $4 now` */
+  parkExpired: `UPDATE ${n.record} AS r
+SET status = 'unknown', prev_status = r.status, fence = nextval('${n.sequence}'),
+    lease_expires_at = NULL, owner = NULL, updated_at = t.now
+FROM (SELECT coalesce($4::timestamptz, now()) AS now) AS t
+WHERE r.scope = $1 AND r.idem_key = $2 AND r.fence = $3
+  AND r.status = 'in_progress' AND r.lease_expires_at <= t.now
+RETURNING r.fence`,
+
+  /** Reap — `$1 grace_ms, $2 include_reexecutable, $3 batch, $4 now` */
+  reap: `WITH t AS (SELECT coalesce($4::timestamptz, now()) AS now),
+victims AS (
+  SELECT scope, idem_key, fence FROM ${n.record}
+  WHERE status = 'in_progress' AND lease_expires_at <= (SELECT now FROM t) - $1 * interval '1 millisecond'
+    AND (recovery = 'manual' OR attempt >= max_attempts OR $2::boolean)
+  ORDER BY lease_expires_at
+  LIMIT $3
+  FOR UPDATE SKIP LOCKED)
+UPDATE ${n.record} AS r
+SET status = 'unknown', prev_status = r.status, fence = nextval('${n.sequence}'),
+    lease_expires_at = NULL, owner = NULL, updated_at = (SELECT now FROM t)
+FROM victims AS v
+WHERE r.scope = v.scope AND r.idem_key = v.idem_key AND r.fence = v.fence
+  AND r.status = 'in_progress'
+RETURNING r.scope, r.idem_key AS "key", r.fence`,
+
+  /** Resolve — `$1, $2, $3 fence seen, $4 status, $5 result text, $6 result_bytes, $7 error text, $8 external_ref, $9 retention_ms, $10 now` */
+  resolve: `UPDATE ${n.record} AS r
+SET status = $4, result = $5, result_bytes = $6, error = $7, external_ref = $8,
+    completed_at = CASE WHEN $4 IN ('succeeded','failed') THEN t.now END,
+    updated_at = t.now, expires_at = t.now + $9 * interval '1 millisecond'
+FROM (SELECT coalesce($10::timestamptz, now()) AS now) AS t
+WHERE r.scope = $1 AND r.idem_key = $2 AND r.fence = $3 AND r.status = 'unknown'
+  AND $4 IN ('succeeded','failed','released')
+RETURNING r.fence`,
+
+  /** Purge — `$1 batch, $2 now` */
+  purge: `WITH t AS (SELECT coalesce($2::timestamptz, now()) AS now),
+doomed AS (
+  SELECT scope, idem_key FROM ${n.record}
+  WHERE status IN ${settled} AND expires_at <= (SELECT now FROM t)
+  ORDER BY expires_at LIMIT $1
+  FOR UPDATE SKIP LOCKED)
+DELETE FROM ${n.record} AS r USING doomed AS d
+WHERE r.scope = d.scope AND r.idem_key = d.idem_key
+  AND r.status IN ${settled} AND r.expires_at <= (SELECT now FROM t)
+RETURNING r.idem_key AS "key"`,
+
+  /** Journal — `$1 fence, $2 scope, $3 key, $4 attempt, $5 outcome, $6 detail text, $7 now` */
+  journal: `INSERT INTO ${n.attempt} (fence, scope, idem_key, attempt, outcome, detail, recorded_at)
+VALUES ($1, $2, $3, $4, $5, $6, coalesce($7::timestamptz, now()))
+ON CONFLICT (fence) DO UPDATE SET outcome = EXCLUDED.outcome, detail = EXCLUDED.detail, recorded_at = EXCLUDED.recorded_at`,
+
+  /** `$1 scope, $2 key` */
+  journalOf: `SELECT fence, scope, idem_key AS "key", attempt, outcome, detail, recorded_at AS "at" FROM ${n.attempt}
+WHERE scope = $1 AND idem_key = $2 ORDER BY fence`
+})
+
+/** Migration 1: the tables (results, errors and details as `jsonb`; migration 2 makes them `text`). */
+const ddl = (schema: string): ReadonlyArray<string> => {
+  const n = names(schema)
+  return [
+    `CREATE SEQUENCE ${n.sequence} AS bigint`,
+    `CREATE TABLE ${n.record} (
+  scope            text        NOT NULL,
+  idem_key         text        NOT NULL,
+  tool             text        NOT NULL,
+  fingerprint      text        NOT NULL,
+  status           text        NOT NULL CHECK (status IN ('in_progress','succeeded','failed','released','unknown')),
+  fence            bigint      NOT NULL,
+  attempt          integer     NOT NULL CHECK (attempt >= 1),
+  max_attempts     integer     NOT NULL CHECK (max_attempts >= 1),
+  recovery         text        NOT NULL CHECK (recovery IN ('reexecute','reconcile','manual')),
+  generation       integer     NOT NULL DEFAULT 1,
+  owner            text,
+  lease_expires_at timestamptz,
+  prev_status      text,
+  result           jsonb,
+  result_bytes     integer     CHECK (result_bytes IS NULL OR result_bytes <= 262144),
+  error            jsonb,
+  external_ref     text,
+  created_at       timestamptz NOT NULL,
+  updated_at       timestamptz NOT NULL,
+  completed_at     timestamptz,
+  expires_at       timestamptz NOT NULL,
+  PRIMARY KEY (scope, idem_key),
+  CHECK ((status = 'in_progress') = (lease_expires_at IS NOT NULL)),
+  CHECK (status NOT IN ('succeeded','failed') OR completed_at IS NOT NULL)
+)`,
+    `CREATE INDEX idem_record_lease_idx ON ${n.record} (lease_expires_at) WHERE status = 'in_progress'`,
+    `CREATE INDEX idem_record_expiry_idx ON ${n.record} (expires_at) WHERE status IN ${settled}`,
+    `CREATE INDEX idem_record_unknown_idx ON ${n.record} (updated_at) WHERE status = 'unknown'`,
+    `CREATE TABLE ${n.attempt} (
+  fence       bigint      PRIMARY KEY,
+  scope       text        NOT NULL,
+  idem_key    text        NOT NULL,
+  attempt     integer     NOT NULL,
+  outcome     text        NOT NULL CHECK (outcome IN ('succeeded','failed','released','lease_lost','unknown')),
+  detail      jsonb,
+  recorded_at timestamptz NOT NULL
+)`,
+    `CREATE INDEX idem_attempt_key_idx ON ${n.attempt} (scope, idem_key)`
+  ]
+}
+
+/**
+ * Migration 2: results, errors and journal details become `text` holding the JSON text as written
+ * (a replay returns the execution's bytes); errors and details are bounded like results. Existing
+ * values keep their (jsonb-normalised) JSON; the size CHECKs are `NOT VALID`, so rows written
+ * before (an error of 1 MiB was possible) stay readable while every new write is checked.
+ */
+const storedText = (schema: string): ReadonlyArray<string> => {
+  const n = names(schema)
+  const bounded = (column: string) => `CHECK (${column} IS NULL OR octet_length(${column}) <= ${Rules.maxStoredBytes})`
+  return [
+    `ALTER TABLE ${n.record} ALTER COLUMN result TYPE text USING result::text,
+  ALTER COLUMN error TYPE text USING error::text`,
+    `ALTER TABLE ${n.record} ADD CONSTRAINT idem_record_result_text_bytes ${bounded("result")} NOT VALID`,
+    `ALTER TABLE ${n.record} ADD CONSTRAINT idem_record_error_bytes ${bounded("error")} NOT VALID`,
+    `ALTER TABLE ${n.attempt} ALTER COLUMN detail TYPE text USING detail::text`,
+    `ALTER TABLE ${n.attempt} ADD CONSTRAINT idem_attempt_detail_bytes ${bounded("detail")} NOT VALID`
+  ]
+}
+
+/** Dies on a schema name that is not a plain identifier (it is interpolated into SQL). @internal */
+export const checkSchema = (schema: string): Effect.Effect<void> =>
+  identifier.test(schema) ? Effect.void : Effect.die(new Error(`invalid schema name ${JSON.stringify(schema)}`))
+
+/** @internal */
+export const migrations = (schema: string): Migrator.Loader =>
+  Migrator.fromRecord({
+    "1_idempotency_records": Effect.gen(function*() {
+      yield* checkSchema(schema)
+      const sql = yield* SqlClient.SqlClient
+      for (const statement of ddl(schema)) yield* sql.unsafe(statement)
+    }),
+    "2_stored_text": Effect.gen(function*() {
+      yield* checkSchema(schema)
+      const sql = yield* SqlClient.SqlClient
+      for (const statement of storedText(schema)) yield* sql.unsafe(statement)
+    })
+  })
+
+/**
+ * The claim and complete statements for `schema`, with their parameters in order (see
+ * `IdempotencyStore.sqlStatements`).
+ *
+ * @internal
+ */
+export const rawStatements = (schema: string): {
+  readonly claim: IdempotencyStore.SqlStatement
+  readonly complete: IdempotencyStore.SqlStatement
+} => {
+  const s = statements(names(schema))
+  return {
+    claim: {
+      text: s.claim,
+      parameters: [
+        "scope",
+        "key",
+        "tool",
+        "fingerprint",
+        "owner",
+        "leaseMs",
+        "retentionMs",
+        "maxAttempts",
+        "recovery",
+        "now"
+      ]
+    },
+    complete: {
+      text: s.complete,
+      parameters: ["scope", "key", "fence", "result", "resultBytes", "externalRef", "retentionMs", "now"]
+    }
+  }
+}
