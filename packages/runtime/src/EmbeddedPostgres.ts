@@ -5,9 +5,10 @@
  * with nothing installed.
  *
  * Why a socket: `@effect/sql-pglite` has no build for effect 4.1 (it imports the removed
- * `effect/unstable/sql`), while the PostgreSQL wire protocol is stable (`EFFECT4.md` §8).
+ * `effect/unstable/sql`), while the PostgreSQL wire protocol is stable, so `@effect/sql-pg`
+ * connects to pglite-socket unchanged.
  *
- * Limits (measured in `EFFECT4.md` §8): PGlite is one session, so the pool is one connection and
+ * Limits (measured on a 2-core machine): PGlite is one session, so the pool is one connection and
  * concurrency means interleaving, never parallelism; a transaction holds the only connection
  * until it ends. Starting is slow on a new data directory (initdb, 6–18 s) and fast when
  * reopening an initialised one (0.7–1.9 s): persist `dataDir` (or copy an initialised one) rather

@@ -152,10 +152,7 @@ export const UnknownReason = Schema.Literals([
   "attempts_exhausted"
 ])
 
-/**
- * @since 0.1.0
- * @category models
- */
+/** The type of {@link UnknownReason}. @since 0.1.0 @category models */
 export type UnknownReason = typeof UnknownReason.Type
 
 /**
@@ -189,10 +186,7 @@ export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>()("Outcom
  */
 export const FencedOperation = Schema.Literals(["complete", "fail", "release", "heartbeat", "park", "resolve"])
 
-/**
- * @since 0.1.0
- * @category models
- */
+/** The type of {@link FencedOperation}. @since 0.1.0 @category models */
 export type FencedOperation = typeof FencedOperation.Type
 
 /**

@@ -54,10 +54,7 @@ export const Outcome = Schema.Literals([
   "purged"
 ])
 
-/**
- * @since 0.1.0
- * @category models
- */
+/** The type of {@link Outcome}. @since 0.1.0 @category models */
 export type Outcome = typeof Outcome.Type
 
 /**

@@ -3,10 +3,8 @@
  * not yet attempted, leased to a worker, done (result cached), failed terminally (failure
  * cached), released (known not applied, claimable again), or `unknown`.
  *
- * Each operation is one statement on the record (no transaction spans a tool call): a claim is
- * an insert-or-take-over that either wins a lease or returns the record that prevents it; every
- * later write names the fence its lease holds and changes nothing when the record's fence differs.
- * Beyond a plain lease table:
+ * Each operation is one statement on the record: a claim is an insert-or-take-over that wins a
+ * lease or returns the record that prevents it; every later write is fenced. Beyond a lease table:
  *
  * - an `unknown` record is claimable by a tool whose recovery is `reexecute` or `reconcile`
  *   (the downstream deduplicates on our key, or the taker probes it first), within `maxAttempts`;
@@ -25,16 +23,14 @@
  * 3. Time decisions use the store's clock (the database's `now()`; the memory store's `Clock`);
  *    every operation takes an optional `now` so tests can inject time.
  * 4. Records in progress or `unknown` are never deleted; settled records only after retention.
- * 5. Claims run in autocommit, never inside a transaction that spans the tool call: a lease is
- *    visible to other workers the moment it is granted, and a crash cannot hold a lock.
- * 6. A stored result is returned byte for byte as it was written (`resultText`); results and
- *    errors are at most {@link maxResultBytes} bytes of JSON text.
+ * 5. Claims run in autocommit, never in a transaction spanning the tool call: a lease is visible
+ *    at once, and a crash cannot hold a lock.
+ * 6. A stored result is returned byte for byte as it was written (`resultText`); results, errors
+ *    and journal details are at most {@link maxResultBytes} bytes of JSON text.
  * 7. Impossible requests are refused before anything is read or written (`InvalidStoreRequest`):
  *    a lease of 0 ms or less, a negative retention, an attempt limit below 1.
  *
- * Layers: {@link layerSql} over effect's `SqlClient` (one implementation for a PostgreSQL server
- * through `@effect/sql-pg` and for PGlite through `EmbeddedPostgres`), {@link layerMemory} with
- * the same semantics for unit tests.
+ * Layers: {@link layerSql} (PostgreSQL or PGlite, one implementation), {@link layerMemory}.
  *
  * @since 0.1.0
  */
@@ -62,10 +58,7 @@ import * as Rules from "./internal/storeRules.js"
  */
 export const Status = Rules.Status
 
-/**
- * @since 0.1.0
- * @category models
- */
+/** The type of {@link Status}. @since 0.1.0 @category models */
 export type Status = typeof Status.Type
 
 /**
@@ -82,10 +75,7 @@ export type Status = typeof Status.Type
  */
 export const Recovery = Rules.Recovery
 
-/**
- * @since 0.1.0
- * @category models
- */
+/** The type of {@link Recovery}. @since 0.1.0 @category models */
 export type Recovery = typeof Recovery.Type
 
 /**
@@ -102,10 +92,7 @@ export type Recovery = typeof Recovery.Type
  */
 export const ClaimKind = Rules.ClaimKind
 
-/**
- * @since 0.1.0
- * @category models
- */
+/** The type of {@link ClaimKind}. @since 0.1.0 @category models */
 export type ClaimKind = typeof ClaimKind.Type
 
 /**
@@ -257,10 +244,7 @@ export interface Service {
   readonly claim: (request: ClaimRequest) => Effect.Effect<Claim, StoreUnavailable | InvalidStoreRequest>
   /** The record, evaluated at `now`. */
   readonly read: (ref: RecordRef, options?: At) => Effect.Effect<Option.Option<StoredRecord>, StoreUnavailable>
-  /**
-   * `in_progress` → `succeeded` with the result (JSON text, ≤ 256 KiB, kept byte for byte), kept
-   * `retentionMs`.
-   */
+  /** `in_progress` → `succeeded`: the result (JSON text ≤ 256 KiB, kept byte for byte), for `retentionMs`. */
   readonly complete: (
     lease: FencedRef,
     options: At & {
@@ -298,9 +282,8 @@ export interface Service {
     options: At & { readonly retentionMs: number }
   ) => Effect.Effect<void, LeaseLost | StoreUnavailable>
   /**
-   * The reaper: parks leases expired for more than `graceMs` (default 0) whose recovery is `manual` or
-   * whose attempts are used up, or every one with `includeReexecutable`; at most `batchSize`
-   * (default 100) per call. Returns the parked records with their new fences.
+   * The reaper: parks leases expired for more than `graceMs` (default 0) whose recovery is `manual`
+   * or attempts used up (every one with `includeReexecutable`), at most `batchSize` (100) per call.
    */
   readonly reap: (
     options?: At & {
@@ -313,11 +296,7 @@ export interface Service {
   readonly purge: (
     options?: At & { readonly batchSize?: number | undefined }
   ) => Effect.Effect<number, StoreUnavailable>
-  /**
-   * Journals an attempt whose outcome could not be written to the record (a lease lost after the
-   * handler ran): the fence it held, its outcome and detail JSON text (≤ 256 KiB). Kept for
-   * reconciliation.
-   */
+  /** Journals an attempt whose outcome the record could not take (a lease lost after the handler ran). */
   readonly journal: (
     lease: FencedRef,
     entry: At & { readonly attempt: number; readonly outcome: JournalOutcome; readonly detail: string | null }
@@ -334,10 +313,7 @@ export interface Service {
  */
 export const JournalOutcome = Rules.JournalOutcome
 
-/**
- * @since 0.1.0
- * @category models
- */
+/** The type of {@link JournalOutcome}. @since 0.1.0 @category models */
 export type JournalOutcome = typeof JournalOutcome.Type
 
 /**

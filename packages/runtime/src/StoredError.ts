@@ -49,7 +49,7 @@ export const ToolFailure = Schema.TaggedStruct("ToolFailure", {
 export const NotApplied = Schema.TaggedStruct("NotApplied", {
   failure: Schema.Json,
   detail: Schema.String,
-  omittedBytes: Schema.optionalKey(Schema.Int)
+  omittedBytes: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))
 })
 
 /**
@@ -72,18 +72,19 @@ export const ResultInvalid = Schema.TaggedStruct("ResultInvalid", {
  */
 export const ResultTooLarge = Schema.TaggedStruct("ResultTooLarge", {
   part: Schema.Literals(["result", "failure"]).pipe(Schema.withDecodingDefaultKey(Effect.succeed("result" as const))),
-  bytes: Schema.Int,
-  maxBytes: Schema.Int
+  bytes: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+  maxBytes: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 })
 
 /**
- * The handler's timeout (`timeoutMs`) elapsed after it was dispatched.
+ * The handler's timeout (`timeoutMs`, finite: a handler without one never times out) elapsed
+ * after it was dispatched.
  *
  * @since 0.1.0
  * @category models
  */
 export const ExecutionTimeout = Schema.TaggedStruct("ExecutionTimeout", {
-  timeoutMs: Schema.Number
+  timeoutMs: Schema.Finite
 })
 
 /**

@@ -7,7 +7,7 @@
 import { assert, layer } from "@effect/vitest"
 import type { ToolCall } from "@toolgate/core"
 import { ExecutionError, IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
-import { Deferred, Effect, Exit, Fiber, type Layer, Option, Schema } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, type Layer, Option, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 
 const { IdempotencyStore } = Store
@@ -66,6 +66,43 @@ const CreateTask = Tool.make("CreateTask", {
   success: Schema.Struct({ taskId: Schema.String, n: Schema.Int })
 })
 const Crm = Toolkit.make(CreateTask)
+
+/** A result whose members are not in any sorted order (jsonb would reorder them). */
+const Report = Tool.make("Report", {
+  parameters: Schema.Struct({ id: Schema.String }),
+  success: Schema.Struct({
+    zeta: Schema.String,
+    alpha: Schema.Number,
+    mid: Schema.Struct({ bb: Schema.Int, a: Schema.Array(Schema.String) }),
+    b: Schema.Boolean
+  })
+})
+class Rejected extends Schema.TaggedError<Rejected>()("Rejected", { blob: Schema.String }) {}
+/** A tool whose failure value can be of any size. */
+const Submit = Tool.make("Submit", {
+  parameters: Schema.Struct({ id: Schema.String, size: Schema.Int, applied: Schema.Boolean }),
+  success: Schema.Struct({ ok: Schema.Boolean }),
+  failure: Rejected
+})
+const Desk = Toolkit.make(Report, Submit)
+
+const deliver = <T extends Tool.Any>(tool: T, params: Tool.Parameters<T>, id = "call_1") =>
+  ({
+    index: 0,
+    id,
+    name: tool.name,
+    tool,
+    params,
+    arguments: params,
+    argumentsText: JSON.stringify(params)
+  }) as unknown as ToolCall.ValidatedToolCall<T>
+
+const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
+  if (Exit.isSuccess(exit)) return assert.fail("expected a failure")
+  const found = Cause.findErrorOption(exit.cause)
+  if (Option.isNone(found)) return assert.fail(`expected a typed failure, got ${Cause.pretty(exit.cause)}`)
+  return found.value
+}
 
 const callOf = (
   args: { dealId: string; title: string },
@@ -469,6 +506,110 @@ export const conformance = (
         assert.deepStrictEqual(entries[0].detail, { taskId: "orphan" })
       }))
 
+    it.effect("claims with an impossible lease, retention or attempt limit are refused before anything is written", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const ref = fresh("invalid")
+        const bad: ReadonlyArray<readonly [Partial<Store.ClaimRequest>, string]> = [
+          [{ leaseMs: 0 }, "leaseMs"],
+          [{ leaseMs: -1_000 }, "leaseMs"],
+          [{ leaseMs: Number.NaN }, "leaseMs"],
+          [{ leaseMs: Number.POSITIVE_INFINITY }, "leaseMs"],
+          [{ retentionMs: -1 }, "retentionMs"],
+          [{ retentionMs: Number.NaN }, "retentionMs"],
+          [{ maxAttempts: 0 }, "maxAttempts"],
+          [{ maxAttempts: 1.5 }, "maxAttempts"]
+        ]
+        for (const [over, field] of bad) {
+          const error = yield* Effect.flip(store.claim(request(ref, over)))
+          assert.strictEqual(error._tag, "InvalidStoreRequest")
+          if (error._tag === "InvalidStoreRequest") {
+            assert.strictEqual(error.field, field)
+            assert.strictEqual(error.operation, "claim")
+            assert.strictEqual(error.keyHash, ref.key)
+          }
+        }
+        assert.isTrue(Option.isNone(yield* store.read(ref)))
+        // a lease of 0 ms would be expired when granted: the next duplicate would take it over
+        const lease = claimed(yield* store.claim(request(ref)))
+        const before = stateOf(yield* readNow(ref, 10))
+        for (const leaseMs of [0, -5, Number.NaN]) {
+          const error = yield* Effect.flip(store.heartbeat(lease, { leaseMs, now: at(10) }))
+          assert.strictEqual(error._tag, "InvalidStoreRequest")
+        }
+        assert.deepStrictEqual(stateOf(yield* readNow(ref, 10)), before)
+        assert.strictEqual(existing(yield* store.claim(request(ref, { now: at(10) }))).status, "in_progress")
+      }))
+
+    it.effect("a stored result is returned byte for byte: member order, spacing, escapes and numbers as written", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const texts = [
+          `{"zeta":1,"alpha":{"bb":2,"a":[3,{"y":1,"x":2}]},"mid":"é ☃ \u2028 \u0041 \ud83d\ude00"}`,
+          `{ "b" : 1.50 , "a" : 12345678901234567890 , "c" : 1e2 }`,
+          `[{"k":"dup","k":"last"},-0,0.1]`
+        ]
+        for (const text of texts) {
+          const ref = fresh("bytes")
+          const lease = claimed(yield* store.claim(request(ref)))
+          yield* store.complete(lease, { result: text, retentionMs: 60_000, now: at(1) })
+          const replay = existing(yield* store.claim(request(ref, { now: at(2) })))
+          assert.strictEqual(replay.resultText, text)
+          assert.deepStrictEqual(replay.result, JSON.parse(text))
+          assert.strictEqual((yield* readNow(ref, 3)).resultText, text)
+        }
+        const ref = fresh("bytes-resolve")
+        const lease = claimed(yield* store.claim(request(ref)))
+        const fence = yield* store.park(lease, { error: null, now: at(1) })
+        yield* store.resolve({ ...ref, fence }, { _tag: "Succeeded", result: texts[0] }, {
+          retentionMs: 60_000,
+          now: at(2)
+        })
+        assert.strictEqual((yield* readNow(ref, 3)).resultText, texts[0])
+      }))
+
+    it.effect("errors and journal details are bounded like results: at 256 KiB accepted, above refused", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const pad = (bytes: number) => {
+          const shell = JSON.stringify({ _tag: "Unrecognized", pad: "" })
+          return JSON.stringify({ _tag: "Unrecognized", pad: "a".repeat(bytes - shell.length) })
+        }
+        const atLimit = pad(Store.maxResultBytes)
+        assert.strictEqual(Buffer.byteLength(atLimit, "utf8"), Store.maxResultBytes)
+        // more bytes than characters: the limit is in UTF-8 bytes
+        const over = JSON.stringify("é".repeat(Store.maxResultBytes / 2))
+        assert.isBelow(over.length, Store.maxResultBytes)
+        const refused = (effect: Effect.Effect<unknown, { readonly _tag: string }>) =>
+          Effect.gen(function*() {
+            const error = yield* Effect.flip(effect)
+            assert.strictEqual(error._tag, "StoreUnavailable")
+            if (error._tag === "StoreUnavailable") {
+              const e = error as ExecutionError.StoreUnavailable
+              assert.strictEqual(e.reason, "ConstraintError")
+              assert.isFalse(e.retryable)
+            }
+          })
+        const ref = fresh("bounded")
+        const lease = claimed(yield* store.claim(request(ref)))
+        yield* refused(store.fail(lease, { error: over, retentionMs: 60_000, now: at(1) }))
+        yield* refused(store.release(lease, { error: over, now: at(1) }))
+        yield* refused(store.park(lease, { error: over, now: at(1) }))
+        yield* refused(store.journal(lease, { attempt: 1, outcome: "lease_lost", detail: over, now: at(1) }))
+        assert.strictEqual((yield* readNow(ref, 2)).status, "in_progress")
+        yield* store.journal(lease, { attempt: 1, outcome: "lease_lost", detail: atLimit, now: at(1) })
+        yield* store.fail(lease, { error: atLimit, retentionMs: 60_000, now: at(2) })
+        const failed = yield* readNow(ref, 3)
+        assert.strictEqual(failed.status, "failed")
+        assert.deepStrictEqual(failed.error, JSON.parse(atLimit))
+        const other = fresh("bounded-resolve")
+        const fence = yield* store.park(claimed(yield* store.claim(request(other))), { error: null, now: at(1) })
+        yield* refused(
+          store.resolve({ ...other, fence }, { _tag: "Failed", error: over }, { retentionMs: 1, now: at(2) })
+        )
+        assert.strictEqual((yield* readNow(other, 3)).status, "unknown")
+      }))
+
     it.effect.prop(
       "any group of concurrent claimants, at any instants within the lease: exactly one winner",
       {
@@ -587,6 +728,139 @@ export const conformance = (
             assert.strictEqual(journal.length, 1)
             assert.strictEqual(journal[0].outcome, "lease_lost")
             assert.deepStrictEqual(journal[0].detail, { taskId: "run-1", n: 1 })
+          }
+        }),
+      { timeout: 30_000 }
+    )
+
+    it.effect("executor: a replay returns the result's JSON text byte for byte as the execution produced it", () =>
+      Effect.gen(function*() {
+        let runs = 0
+        const executor = yield* ToolExecutor.make(Desk, {
+          Report: {
+            recovery: "reexecute",
+            run: (params) =>
+              Effect.sync(() => ({
+                zeta: `z-${params.id}-${++runs} é ☃ \u2028`,
+                alpha: 1.5e-7,
+                mid: { bb: 2, a: ["y", "x"] },
+                b: true
+              }))
+          },
+          Submit: { run: () => Effect.succeed({ ok: true }) }
+        })
+        const scope = { tenant: "acme", turn: `bytes-${Math.random()}` }
+        const first = yield* executor.execute(deliver(Report, { id: "r1" }), { scope })
+        const replay = yield* executor.execute(deliver(Report, { id: "r1" }, "call_2"), { scope })
+        assert.strictEqual(first._tag, "Executed")
+        assert.strictEqual(replay._tag, "Replayed")
+        assert.strictEqual(runs, 1)
+        assert.strictEqual(first.json, JSON.stringify(first.encoded))
+        assert.strictEqual(replay.json, first.json)
+        assert.strictEqual(JSON.stringify(replay.encoded), first.json)
+        assert.deepStrictEqual(Object.keys(replay.encoded as object), ["zeta", "alpha", "mid", "b"])
+        assert.deepStrictEqual(replay.value, first.value)
+      }))
+
+    it.effect("executor: options are validated at construction (a 0 ms lease would let a duplicate take over)", () =>
+      Effect.gen(function*() {
+        const handlers = { CreateTask: { recovery: "reexecute" as const, run: () => Effect.die("never runs") } }
+        const bad: ReadonlyArray<readonly [ToolExecutor.Options, string]> = [
+          [{ leaseMs: 0 }, "leaseMs"],
+          [{ leaseMs: -30_000 }, "leaseMs"],
+          [{ leaseMs: 99 }, "leaseMs"],
+          [{ leaseMs: 1_000, heartbeatMs: 1_000 }, "heartbeatMs"],
+          [{ leaseMs: 1_000, heartbeatMs: 5_000 }, "heartbeatMs"],
+          [{ leaseMs: 1_000, heartbeatMs: 0 }, "heartbeatMs"]
+        ]
+        for (const [given, option] of bad) {
+          const error = yield* Effect.flip(ToolExecutor.make(Crm, handlers, given))
+          assert.strictEqual(error._tag, "InvalidExecutorOptions")
+          assert.strictEqual(error.option, option)
+        }
+        const executor = yield* ToolExecutor.make(Crm, {
+          CreateTask: { recovery: "reexecute", run: () => Effect.succeed({ taskId: "t", n: 1 }) }
+        }, { leaseMs: 100, heartbeatMs: 50 })
+        const outcome = yield* executor.execute(callOf({ dealId: "D-v", title: "valid" }, "call_v"), {
+          scope: { tenant: "acme", turn: `valid-${Math.random()}` }
+        })
+        assert.strictEqual(outcome._tag, "Executed")
+      }))
+
+    it.effect(
+      "executor: a failure value over the limit is bounded — terminal: ResultTooLarge, replayed; released: omitted",
+      () =>
+        Effect.gen(function*() {
+          const store = yield* IdempotencyStore
+          let runs = 0
+          const executor = yield* ToolExecutor.make(Desk, {
+            Report: { run: () => Effect.die("unused") },
+            Submit: {
+              recovery: "reexecute",
+              maxAttempts: 2,
+              classify: () => "applied",
+              run: (params) => {
+                runs++
+                return Effect.fail(new Rejected({ blob: "é".repeat(params.size) }))
+              }
+            }
+          })
+          const scope = { tenant: "acme", turn: `bounded-${Math.random()}` }
+          const big = deliver(Submit, { id: "s1", size: 200_000, applied: true })
+          const first = failureOf(yield* Effect.exit(executor.execute(big, { scope })))
+          assert.strictEqual(first._tag, "ResultTooLarge")
+          if (first._tag === "ResultTooLarge") {
+            assert.strictEqual(first.part, "failure")
+            assert.isAbove(first.bytes, Store.maxResultBytes)
+            assert.isFalse(first.replayed)
+            const record = Option.getOrThrow(yield* store.read({ scope: "acme", key: first.keyHash }))
+            assert.strictEqual(record.status, "failed")
+            assert.deepStrictEqual(record.error, {
+              _tag: "ResultTooLarge",
+              part: "failure",
+              bytes: first.bytes,
+              maxBytes: first.maxBytes
+            })
+          }
+          const replay = failureOf(yield* Effect.exit(executor.execute(big, { scope })))
+          assert.isTrue(replay._tag === "ResultTooLarge" && replay.replayed && replay.part === "failure")
+          assert.strictEqual(runs, 1)
+          // a small terminal failure is stored whole and replayed decoded
+          const small = deliver(Submit, { id: "s2", size: 3, applied: true })
+          yield* Effect.exit(executor.execute(small, { scope }))
+          const smallReplay = failureOf(yield* Effect.exit(executor.execute(small, { scope })))
+          assert.isTrue(smallReplay._tag === "ToolExecutionFailed" && smallReplay.replayed)
+          if (smallReplay._tag === "ToolExecutionFailed") {
+            assert.strictEqual((smallReplay.failure as Rejected).blob, "ééé")
+          }
+
+          const released = yield* ToolExecutor.make(Desk, {
+            Report: {
+              run: () => Effect.die("unused")
+            },
+            Submit: {
+              recovery: "reexecute",
+              maxAttempts: 1,
+              classify: () => "not_applied",
+              run: (params) => Effect.fail(new Rejected({ blob: "x".repeat(params.size) }))
+            }
+          })
+          const notApplied = deliver(Submit, { id: "s3", size: 300_000, applied: false })
+          const failed = failureOf(yield* Effect.exit(released.execute(notApplied, { scope })))
+          assert.isTrue(failed._tag === "ToolExecutionFailed" && failed.classification === "not_applied")
+          if (failed._tag === "ToolExecutionFailed") {
+            assert.strictEqual((failed.failure as Rejected).blob.length, 300_000)
+          }
+          const exhausted = failureOf(yield* Effect.exit(released.execute(notApplied, { scope })))
+          assert.strictEqual(exhausted._tag, "AttemptsExhausted")
+          if (exhausted._tag === "AttemptsExhausted") {
+            const last = exhausted.lastError
+            assert.strictEqual(last?._tag, "NotApplied")
+            if (last?._tag === "NotApplied") {
+              assert.strictEqual(last.failure, null)
+              assert.isAbove(last.omittedBytes ?? 0, Store.maxResultBytes)
+              assert.strictEqual(last.detail, "the tool reported a failure")
+            }
           }
         }),
       { timeout: 30_000 }

@@ -18,30 +18,7 @@ import { Migrator, SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import { type FencedOperation, LeaseLost, StoreUnavailable } from "../ExecutionError.js"
 import * as ExecutionMetrics from "../ExecutionMetrics.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
-import {
-  bytesOf,
-  ClaimRequest,
-  ClaimRow,
-  CompleteRequest,
-  ErrorRequest,
-  FailRequest,
-  FencedRequest,
-  FenceRow,
-  HeartbeatRequest,
-  JournalRequest,
-  JournalRow,
-  KeyRow,
-  LeaseRow,
-  PeekRow,
-  PurgeRequest,
-  ReapedRow,
-  ReapRequest,
-  RecordRefRequest,
-  RecordRow,
-  RefRequest,
-  ResolveRequest,
-  toRecord
-} from "./sqlRows.js"
+import * as Codecs from "./sqlCodecs.js"
 import { checkSchema, migrations, names, statements } from "./sqlStatements.js"
 import * as Rules from "./storeRules.js"
 
@@ -105,9 +82,7 @@ export const make = (schema: string) =>
     const query = <Req extends Schema.Constraint, Row extends Schema.Constraint>(
       operation: string,
       statement: string,
-      Request: Req,
-      Row: Row,
-      params: (request: Req["Encoded"]) => ReadonlyArray<unknown>
+      { Request, Row, params }: Codecs.Codec<Req, Row>
     ) => {
       const run = SqlSchema.findAll({
         Request,
@@ -120,94 +95,26 @@ export const make = (schema: string) =>
         )
     }
 
-    const claimQuery = query("claim", s.claim, ClaimRequest, ClaimRow, (r) => [
-      r.scope,
-      r.key,
-      r.tool,
-      r.fingerprint,
-      r.owner,
-      r.leaseMs,
-      r.retentionMs,
-      r.maxAttempts,
-      r.recovery,
-      r.now
-    ])
-    const readQuery = query("read", s.read, RefRequest, RecordRow, (r) => [r.scope, r.key, r.now])
-    const peekQuery = query("read", s.peek, RecordRefRequest, PeekRow, (r) => [r.scope, r.key])
-    const completeQuery = query("complete", s.complete, CompleteRequest, FenceRow, (r) => [
-      r.scope,
-      r.key,
-      r.fence,
-      r.result,
-      Buffer.byteLength(r.result, "utf8"),
-      r.externalRef,
-      r.retentionMs,
-      r.now
-    ])
-    const failQuery = query("fail", s.fail, FailRequest, FenceRow, (r) => [
-      r.scope,
-      r.key,
-      r.fence,
-      r.error,
-      r.retentionMs,
-      r.now
-    ])
-    const releaseQuery = query("release", s.release, ErrorRequest, FenceRow, (r) => [
-      r.scope,
-      r.key,
-      r.fence,
-      r.error,
-      r.now
-    ])
-    const heartbeatQuery = query("heartbeat", s.heartbeat, HeartbeatRequest, LeaseRow, (r) => [
-      r.scope,
-      r.key,
-      r.fence,
-      r.leaseMs,
-      r.now
-    ])
-    const parkQuery = query("park", s.park, ErrorRequest, FenceRow, (r) => [r.scope, r.key, r.fence, r.error, r.now])
-    const parkExpiredQuery = query("parkExpired", s.parkExpired, FencedRequest, FenceRow, (r) => [
-      r.scope,
-      r.key,
-      r.fence,
-      r.now
-    ])
-    const resolveQuery = query("resolve", s.resolve, ResolveRequest, FenceRow, (r) => [
-      r.scope,
-      r.key,
-      r.fence,
-      r.status,
-      r.result,
-      bytesOf(r.result),
-      r.error,
-      r.externalRef,
-      r.retentionMs,
-      r.now
-    ])
-    const reapQuery = query("reap", s.reap, ReapRequest, ReapedRow, (r) => [
-      r.graceMs,
-      r.includeReexecutable,
-      r.batchSize,
-      r.now
-    ])
-    const purgeQuery = query("purge", s.purge, PurgeRequest, KeyRow, (r) => [r.batchSize, r.now])
-    const journalQuery = query("journal", s.journal, JournalRequest, Schema.Unknown, (r) => [
-      r.fence,
-      r.scope,
-      r.key,
-      r.attempt,
-      r.outcome,
-      r.detail,
-      r.now
-    ])
-    const journalOfQuery = query("journalOf", s.journalOf, RecordRefRequest, JournalRow, (r) => [r.scope, r.key])
+    const claimQuery = query("claim", s.claim, Codecs.claim)
+    const readQuery = query("read", s.read, Codecs.read)
+    const peekQuery = query("read", s.peek, Codecs.peek)
+    const completeQuery = query("complete", s.complete, Codecs.complete)
+    const failQuery = query("fail", s.fail, Codecs.fail)
+    const releaseQuery = query("release", s.release, Codecs.release)
+    const heartbeatQuery = query("heartbeat", s.heartbeat, Codecs.heartbeat)
+    const parkQuery = query("park", s.park, Codecs.park)
+    const parkExpiredQuery = query("parkExpired", s.parkExpired, Codecs.parkExpired)
+    const resolveQuery = query("resolve", s.resolve, Codecs.resolve)
+    const reapQuery = query("reap", s.reap, Codecs.reap)
+    const purgeQuery = query("purge", s.purge, Codecs.purge)
+    const journalQuery = query("journal", s.journal, Codecs.journal)
+    const journalOfQuery = query("journalOf", s.journalOf, Codecs.journalOf)
 
     const readRow = (ref: IdempotencyStore.RecordRef, now: Date | undefined, operation: string) =>
       readQuery({ scope: ref.scope, key: ref.key, now: now ?? null }, ref.key).pipe(
         Effect.flatMap((rows) => {
           if (rows.length === 0) return Effect.succeed(undefined)
-          const record = toRecord(rows[0])
+          const record = Codecs.toRecord(rows[0])
           return record === undefined ? Effect.fail(unreadableRow(operation, ref.key)) : Effect.succeed(record)
         })
       )

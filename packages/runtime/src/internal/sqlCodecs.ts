@@ -1,0 +1,215 @@
+/**
+ * The SQL store's codecs: one `Schema` per statement's parameters and per returned row. The
+ * statements alias their columns to the model's field names, so a decoded row is the model
+ * (`StoredRecord`, `Lease`, `JournalEntry`) without hand mapping; columns the driver may return in
+ * another representation (`int8` as a string, `timestamptz` as text) decode either way.
+ *
+ * @internal
+ */
+import { Schema } from "effect"
+import type * as IdempotencyStore from "../IdempotencyStore.js"
+import * as Rules from "./storeRules.js"
+
+/** An `int8` the driver returns as `bigint` (or, configured otherwise, as a decimal string). */
+const Fence = Schema.Union([Schema.BigInt, Schema.BigIntFromString])
+/** A `timestamptz` the driver returns as a `Date` (or as an ISO string). */
+const Timestamp = Schema.Union([Schema.Date, Schema.DateFromString])
+const Json = Schema.NullOr(Schema.fromJsonString(Schema.Unknown))
+const Now = Schema.NullOr(Schema.Date)
+
+const RefRequest = Schema.Struct({ scope: Schema.String, key: Schema.String, now: Now })
+const FencedRequest = Schema.Struct({ scope: Schema.String, key: Schema.String, fence: Schema.BigInt, now: Now })
+
+const ClaimRequest = Schema.Struct({
+  scope: Schema.String,
+  key: Schema.String,
+  tool: Schema.String,
+  fingerprint: Schema.String,
+  owner: Schema.String,
+  leaseMs: Schema.Number,
+  retentionMs: Schema.Number,
+  maxAttempts: Schema.Number,
+  recovery: Rules.Recovery,
+  now: Now
+})
+
+const ClaimRow = Schema.Struct({
+  fence: Fence,
+  attempt: Schema.Number,
+  maxAttempts: Schema.Number,
+  generation: Schema.Number,
+  previous: Schema.NullOr(Rules.Status),
+  recovery: Rules.Recovery,
+  leaseExpiresAt: Timestamp
+})
+
+const RecordRow = Schema.Struct({
+  scope: Schema.String,
+  key: Schema.String,
+  tool: Schema.String,
+  fingerprint: Schema.String,
+  status: Rules.Status,
+  previous: Schema.NullOr(Rules.Status),
+  fence: Fence,
+  attempt: Schema.Number,
+  maxAttempts: Schema.Number,
+  generation: Schema.Number,
+  recovery: Rules.Recovery,
+  owner: Schema.NullOr(Schema.String),
+  resultText: Schema.NullOr(Schema.String),
+  error: Json,
+  externalRef: Schema.NullOr(Schema.String),
+  leaseExpiresAt: Schema.NullOr(Timestamp),
+  expiresAt: Timestamp,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  completedAt: Schema.NullOr(Timestamp),
+  retryAfterMs: Schema.Number,
+  leaseExpired: Schema.Boolean,
+  retentionElapsed: Schema.Boolean,
+  readAt: Timestamp
+})
+
+const FenceRow = Schema.Struct({ fence: Fence })
+const PeekRow = Schema.Struct({ status: Rules.Status, fence: Fence })
+const LeaseRow = Schema.Struct({ leaseExpiresAt: Timestamp })
+const ReapedRow = Schema.Struct({ scope: Schema.String, key: Schema.String, fence: Fence })
+const KeyRow = Schema.Struct({ key: Schema.String })
+
+const JournalRow = Schema.Struct({
+  fence: Fence,
+  scope: Schema.String,
+  key: Schema.String,
+  attempt: Schema.Number,
+  outcome: Rules.JournalOutcome,
+  detail: Json,
+  at: Timestamp
+})
+
+const CompleteRequest = Schema.Struct({
+  ...FencedRequest.fields,
+  result: Schema.String,
+  externalRef: Schema.NullOr(Schema.String),
+  retentionMs: Schema.Number
+})
+const FailRequest = Schema.Struct({ ...FencedRequest.fields, error: Schema.String, retentionMs: Schema.Number })
+const ErrorRequest = Schema.Struct({ ...FencedRequest.fields, error: Schema.NullOr(Schema.String) })
+const HeartbeatRequest = Schema.Struct({ ...FencedRequest.fields, leaseMs: Schema.Number })
+const ResolveRequest = Schema.Struct({
+  ...FencedRequest.fields,
+  status: Rules.Status,
+  result: Schema.NullOr(Schema.String),
+  error: Schema.NullOr(Schema.String),
+  externalRef: Schema.NullOr(Schema.String),
+  retentionMs: Schema.Number
+})
+const ReapRequest = Schema.Struct({
+  graceMs: Schema.Number,
+  includeReexecutable: Schema.Boolean,
+  batchSize: Schema.Number,
+  now: Now
+})
+const PurgeRequest = Schema.Struct({ batchSize: Schema.Number, now: Now })
+const JournalRequest = Schema.Struct({
+  ...FencedRequest.fields,
+  attempt: Schema.Number,
+  outcome: Rules.JournalOutcome,
+  detail: Schema.NullOr(Schema.String)
+})
+const RecordRefRequest = Schema.Struct({ scope: Schema.String, key: Schema.String })
+
+const bytesOf = (text: string | null): number | null => text === null ? null : Buffer.byteLength(text, "utf8")
+
+/** A statement's codecs: its parameters (`params` puts them in placeholder order) and its rows. @internal */
+export interface Codec<Req extends Schema.Constraint, Row extends Schema.Constraint> {
+  readonly Request: Req
+  readonly Row: Row
+  readonly params: (request: Req["Encoded"]) => ReadonlyArray<unknown>
+}
+
+const codec = <Req extends Schema.Constraint, Row extends Schema.Constraint>(
+  Request: Req,
+  Row: Row,
+  params: (request: Req["Encoded"]) => ReadonlyArray<unknown>
+): Codec<Req, Row> => ({ Request, Row, params })
+
+/** @internal */
+export const claim = codec(ClaimRequest, ClaimRow, (r) => [
+  r.scope,
+  r.key,
+  r.tool,
+  r.fingerprint,
+  r.owner,
+  r.leaseMs,
+  r.retentionMs,
+  r.maxAttempts,
+  r.recovery,
+  r.now
+])
+/** @internal */
+export const read = codec(RefRequest, RecordRow, (r) => [r.scope, r.key, r.now])
+/** @internal */
+export const peek = codec(RecordRefRequest, PeekRow, (r) => [r.scope, r.key])
+/** @internal */
+export const complete = codec(CompleteRequest, FenceRow, (r) => [
+  r.scope,
+  r.key,
+  r.fence,
+  r.result,
+  Buffer.byteLength(r.result, "utf8"),
+  r.externalRef,
+  r.retentionMs,
+  r.now
+])
+/** @internal */
+export const fail = codec(FailRequest, FenceRow, (r) => [r.scope, r.key, r.fence, r.error, r.retentionMs, r.now])
+/** @internal */
+export const release = codec(ErrorRequest, FenceRow, (r) => [r.scope, r.key, r.fence, r.error, r.now])
+/** @internal */
+export const heartbeat = codec(HeartbeatRequest, LeaseRow, (r) => [r.scope, r.key, r.fence, r.leaseMs, r.now])
+/** @internal */
+export const park = codec(ErrorRequest, FenceRow, (r) => [r.scope, r.key, r.fence, r.error, r.now])
+/** @internal */
+export const parkExpired = codec(FencedRequest, FenceRow, (r) => [r.scope, r.key, r.fence, r.now])
+/** @internal */
+export const resolve = codec(ResolveRequest, FenceRow, (r) => [
+  r.scope,
+  r.key,
+  r.fence,
+  r.status,
+  r.result,
+  bytesOf(r.result),
+  r.error,
+  r.externalRef,
+  r.retentionMs,
+  r.now
+])
+/** @internal */
+export const reap = codec(ReapRequest, ReapedRow, (r) => [r.graceMs, r.includeReexecutable, r.batchSize, r.now])
+/** @internal */
+export const purge = codec(PurgeRequest, KeyRow, (r) => [r.batchSize, r.now])
+/** @internal */
+export const journal = codec(JournalRequest, Schema.Unknown, (r) => [
+  r.fence,
+  r.scope,
+  r.key,
+  r.attempt,
+  r.outcome,
+  r.detail,
+  r.now
+])
+/** @internal */
+export const journalOf = codec(RecordRefRequest, JournalRow, (r) => [r.scope, r.key])
+
+/** The record of a decoded row; `undefined` when its result is not JSON. */
+export const toRecord = (row: typeof RecordRow.Type): IdempotencyStore.StoredRecord | undefined => {
+  let result: unknown = null
+  if (row.resultText !== null) {
+    try {
+      result = JSON.parse(row.resultText)
+    } catch {
+      return undefined
+    }
+  }
+  return { ...row, result }
+}

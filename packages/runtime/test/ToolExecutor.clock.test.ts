@@ -1,0 +1,114 @@
+/**
+ * The executor's clock is effect's `Clock`: under `TestClock` no handler timeout, heartbeat or
+ * wait happens until the test moves the clock, and all of them happen when it does (no wall time
+ * passes; the memory store reads the same clock).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import type { ToolCall } from "@toolgate/core"
+import { IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
+import { Cause, Deferred, Duration, Effect, Exit, Fiber, Option, Schema } from "effect"
+import { Tool, Toolkit } from "effect/ai"
+import { TestClock } from "effect/testing"
+
+const Slow = Tool.make("Slow", {
+  parameters: Schema.Struct({ id: Schema.String }),
+  success: Schema.Struct({ ok: Schema.Boolean })
+})
+const Kit = Toolkit.make(Slow)
+const call = (id: string): ToolCall.ValidatedToolCall<typeof Slow> => ({
+  index: 0,
+  id: `call_${Math.random()}`,
+  name: "Slow",
+  tool: Slow,
+  params: { id },
+  arguments: { id },
+  argumentsText: JSON.stringify({ id })
+})
+const scope = { tenant: "acme", turn: "conv-1/msg-1" }
+
+const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
+  if (Exit.isSuccess(exit)) return assert.fail("expected a failure")
+  return Option.getOrThrow(Cause.findErrorOption(exit.cause))
+}
+
+/** Moves the test clock `ms` forward in `step`s, letting woken fibers run between steps. */
+const advance = (ms: number, step: number) =>
+  Effect.gen(function*() {
+    for (let t = 0; t < ms; t += step) {
+      yield* TestClock.adjust(Duration.millis(Math.min(step, ms - t)))
+      yield* Effect.yieldNow
+    }
+  })
+
+describe("ToolExecutor on the TestClock", () => {
+  it.effect("a handler's timeout elapses on the executor's clock, exactly at timeoutMs", () =>
+    Effect.gen(function*() {
+      const executor = yield* ToolExecutor.make(Kit, {
+        Slow: { recovery: "manual", timeoutMs: 60_000, run: () => Effect.never }
+      })
+      const running = yield* Effect.forkChild(Effect.exit(executor.execute(call("a"), { scope })), {
+        startImmediately: true
+      })
+      yield* advance(59_999, 1_000)
+      assert.isUndefined(running.pollUnsafe())
+      yield* advance(1, 1)
+      const error = failureOf(yield* Fiber.join(running))
+      assert.strictEqual(error._tag, "ExecutionTimeout")
+      if (error._tag === "ExecutionTimeout") assert.strictEqual(error.timeoutMs, 60_000)
+    }).pipe(Effect.provide(Store.layerMemory)))
+
+  it.effect("heartbeats on the executor's clock keep a slow handler's lease for ten lease lengths", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.IdempotencyStore
+      const gate = yield* Deferred.make<void>()
+      const started = yield* Deferred.make<ToolExecutor.HandlerContext>()
+      const executor = yield* ToolExecutor.make(Kit, {
+        Slow: {
+          recovery: "reexecute",
+          timeoutMs: 600_000,
+          run: (_, ctx) =>
+            Deferred.succeed(started, ctx).pipe(Effect.andThen(Deferred.await(gate)), Effect.as({ ok: true }))
+        }
+      }, { leaseMs: 1_000 })
+      const running = yield* Effect.forkChild(executor.execute(call("b"), { scope }), { startImmediately: true })
+      const ctx = yield* Deferred.await(started)
+      yield* advance(10_000, 100)
+      const record = Option.getOrThrow(yield* store.read({ scope: "acme", key: ctx.key }))
+      assert.strictEqual(record.status, "in_progress")
+      assert.isFalse(record.leaseExpired)
+      assert.strictEqual(record.fence, ctx.fence)
+      yield* Deferred.succeed(gate, undefined)
+      assert.strictEqual((yield* Fiber.join(running))._tag, "Executed")
+    }).pipe(Effect.provide(Store.layerMemory)))
+
+  it.effect("the wait for another worker's lease is measured and bounded on the executor's clock", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const started = yield* Deferred.make<void>()
+      const executor = yield* ToolExecutor.make(Kit, {
+        Slow: {
+          recovery: "reexecute",
+          timeoutMs: 600_000,
+          run: () =>
+            Deferred.succeed(started, undefined).pipe(Effect.andThen(Deferred.await(gate)), Effect.as({ ok: true }))
+        }
+      }, { waitMs: 5_000 })
+      const holder = yield* Effect.forkChild(executor.execute(call("c"), { scope }), { startImmediately: true })
+      yield* Deferred.await(started)
+      const waiter = yield* Effect.forkChild(Effect.exit(executor.execute(call("c"), { scope })), {
+        startImmediately: true
+      })
+      yield* advance(4_000, 50)
+      assert.isUndefined(waiter.pollUnsafe())
+      yield* advance(2_000, 50)
+      const busy = failureOf(yield* Fiber.join(waiter))
+      assert.strictEqual(busy._tag, "ExecutionInProgress")
+      if (busy._tag === "ExecutionInProgress") {
+        assert.isAtLeast(busy.waitedMs, 4_000)
+        assert.isAtMost(busy.waitedMs, 6_000)
+        assert.isAbove(busy.retryAfterMs, 20_000)
+      }
+      yield* Deferred.succeed(gate, undefined)
+      assert.strictEqual((yield* Fiber.join(holder))._tag, "Executed")
+    }).pipe(Effect.provide(Store.layerMemory)))
+})
