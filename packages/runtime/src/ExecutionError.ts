@@ -267,6 +267,33 @@ export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>()("Result
 }
 
 /**
+ * The store operations (`StoreUnavailable.operation`): the `IdempotencyStore` service's methods,
+ * and `migrate` (building the SQL layer).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const StoreOperation = Schema.Literals([
+  "claim",
+  "read",
+  "complete",
+  "fail",
+  "release",
+  "heartbeat",
+  "park",
+  "parkExpired",
+  "resolve",
+  "reap",
+  "purge",
+  "journal",
+  "journalOf",
+  "migrate"
+])
+
+/** The type of {@link StoreOperation}. @since 0.1.0 @category models */
+export type StoreOperation = typeof StoreOperation.Type
+
+/**
  * The store could not be reached or refused a statement (connection lost, server shut down,
  * timeout). `reason` is effect's `SqlError` reason tag (`ConnectionError`, `UnknownError`, …) and
  * `code` the SQLSTATE when the server sent one. The record is as the last successful write left
@@ -278,8 +305,8 @@ export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>()("Result
 export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("StoreUnavailable", {
   /** The key concerned, or `null` for batch operations (reap, purge, migrate). */
   keyHash: Schema.NullOr(Schema.String),
-  /** The store operation: `claim`, `read`, `complete`, … */
-  operation: Schema.String,
+  /** The store operation. */
+  operation: StoreOperation,
   /** effect's `SqlError` reason tag, or the store's own (`ClaimContention`, `UnreadableRow`). */
   reason: Schema.String,
   code: Schema.NullOr(Schema.String),

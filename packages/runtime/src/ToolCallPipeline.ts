@@ -88,13 +88,15 @@ export interface RunOptions<Tools extends Record<string, Tool.Any>> {
  *
  * - `executed`: the handler ran now; `replayed`: the recorded result of an earlier run (the
  *   handler did not run); `failed`: the typed `ExecutionError`.
+ * - `json`: the result's JSON text as stored; a replay's is byte for byte the execution's (send
+ *   this to the model, not a re-encoding, and a retried turn sends the same bytes).
  *
  * @since 0.1.0
  * @category models
  */
 export type CallOutcome =
-  | { readonly _tag: "Executed"; readonly value: unknown; readonly key: string }
-  | { readonly _tag: "Replayed"; readonly value: unknown; readonly key: string }
+  | { readonly _tag: "Executed"; readonly value: unknown; readonly json: string; readonly key: string }
+  | { readonly _tag: "Replayed"; readonly value: unknown; readonly json: string; readonly key: string }
   | { readonly _tag: "Failed"; readonly error: ExecutionError.ExecutionError }
 
 /**
@@ -247,8 +249,8 @@ const toOutcome = (r: Result.Result<ToolExecutor.Outcome<unknown>, ExecutionErro
   Result.isFailure(r)
     ? { _tag: "Failed", error: r.failure }
     : r.success._tag === "Executed"
-    ? { _tag: "Executed", value: r.success.value, key: r.success.key }
-    : { _tag: "Replayed", value: r.success.value, key: r.success.key }
+    ? { _tag: "Executed", value: r.success.value, json: r.success.json, key: r.success.key }
+    : { _tag: "Replayed", value: r.success.value, json: r.success.json, key: r.success.key }
 
 /**
  * Builds the pipeline over the `HttpTransport` and `ToolExecutor` in context.

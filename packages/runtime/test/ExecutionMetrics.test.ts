@@ -50,7 +50,7 @@ const call = (id: string): ToolCall.ValidatedToolCall<typeof Slow> => ({
   argumentsText: JSON.stringify({ id })
 })
 
-const unavailable = (operation: string) =>
+const unavailable = (operation: ExecutionError.StoreOperation) =>
   new ExecutionError.StoreUnavailable({
     keyHash: null,
     operation,

@@ -7,7 +7,7 @@
  * @internal
  */
 import { Array as Arr, Clock, Effect, Option, Order } from "effect"
-import { type FencedOperation, LeaseLost, StoreUnavailable } from "../ExecutionError.js"
+import { type FencedOperation, LeaseLost, type StoreOperation, StoreUnavailable } from "../ExecutionError.js"
 import * as ExecutionMetrics from "../ExecutionMetrics.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
 import { checkClaim, checkHeartbeat, claimOn, isSettled, kindOf, maxStoredBytes } from "./storeRules.js"
@@ -48,7 +48,7 @@ const parse = (json: string | null): unknown => {
   }
 }
 
-const unreadable = (ref: IdempotencyStore.RecordRef, operation: string) =>
+const unreadable = (ref: IdempotencyStore.RecordRef, operation: StoreOperation) =>
   new StoreUnavailable({ keyHash: ref.key, operation, reason: "UnreadableRow", code: null, retryable: false })
 
 const id = (ref: IdempotencyStore.RecordRef): string => `${ref.scope}\u0000${ref.key}`
@@ -60,7 +60,7 @@ const lost = (lease: IdempotencyStore.FencedRef, operation: FencedOperation) =>
   new LeaseLost({ keyHash: lease.key, fence: lease.fence.toString(), operation })
 
 /** What the SQL CHECKs on the sizes of results, errors and journal details answer. */
-const tooLarge = (lease: IdempotencyStore.FencedRef, operation: string) =>
+const tooLarge = (lease: IdempotencyStore.FencedRef, operation: StoreOperation) =>
   new StoreUnavailable({ keyHash: lease.key, operation, reason: "ConstraintError", code: "23514", retryable: false })
 
 const oversized = (json: string | null): boolean => json !== null && Buffer.byteLength(json, "utf8") > maxStoredBytes
@@ -76,7 +76,7 @@ export const make = Effect.sync(() => {
   const nextFence = (): bigint => ++sequence
 
   /** The record as read at `now`; fails when a stored value is not JSON (written by a caller bug). */
-  const snapshot = (row: Row, now: number, operation: string) => {
+  const snapshot = (row: Row, now: number, operation: StoreOperation) => {
     const record = toRecord(row, now)
     return record.result === undefined || record.error === undefined
       ? Effect.fail(unreadable(row, operation))

@@ -15,7 +15,7 @@
  */
 import { Effect, Option, Predicate, Schema } from "effect"
 import { Migrator, SqlClient, type SqlError, SqlSchema } from "effect/sql"
-import { type FencedOperation, LeaseLost, StoreUnavailable } from "../ExecutionError.js"
+import { type FencedOperation, LeaseLost, type StoreOperation, StoreUnavailable } from "../ExecutionError.js"
 import * as ExecutionMetrics from "../ExecutionMetrics.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
 import * as Codecs from "./sqlCodecs.js"
@@ -27,14 +27,14 @@ const sqlState = (error: SqlError.SqlError): string | null => {
   return Predicate.hasProperty(cause, "code") && typeof cause.code === "string" ? cause.code : null
 }
 
-const unreadableRow = (operation: string, keyHash: string | null): StoreUnavailable =>
+const unreadableRow = (operation: StoreOperation, keyHash: string | null): StoreUnavailable =>
   new StoreUnavailable({ keyHash, operation, reason: "UnreadableRow", code: null, retryable: false })
 
 /**
  * Maps a driver failure to `StoreUnavailable`, keeping the reason tag and SQLSTATE, never values;
  * a row (or request) the codecs refuse is `UnreadableRow`, not retryable.
  */
-const unavailable = (operation: string, keyHash: string | null) =>
+const unavailable = (operation: StoreOperation, keyHash: string | null) =>
 (
   error: SqlError.SqlError | Schema.SchemaError
 ): StoreUnavailable => {
@@ -80,7 +80,7 @@ export const make = (schema: string) =>
      * placeholder order), `Row` decodes each returned row; failures become `StoreUnavailable`.
      */
     const query = <Req extends Schema.Constraint, Row extends Schema.Constraint>(
-      operation: string,
+      operation: StoreOperation,
       statement: string,
       { Request, Row, params }: Codecs.Codec<Req, Row>
     ) => {
@@ -110,7 +110,7 @@ export const make = (schema: string) =>
     const journalQuery = query("journal", s.journal, Codecs.journal)
     const journalOfQuery = query("journalOf", s.journalOf, Codecs.journalOf)
 
-    const readRow = (ref: IdempotencyStore.RecordRef, now: Date | undefined, operation: string) =>
+    const readRow = (ref: IdempotencyStore.RecordRef, now: Date | undefined, operation: StoreOperation) =>
       readQuery({ scope: ref.scope, key: ref.key, now: now ?? null }, ref.key).pipe(
         Effect.flatMap((rows) => {
           if (rows.length === 0) return Effect.succeed(undefined)

@@ -25,7 +25,7 @@ import * as ExecutionMetrics from "../../ExecutionMetrics.js"
 import type * as IdempotencyStore from "../../IdempotencyStore.js"
 import * as StoredError from "../../StoredError.js"
 import type * as ToolExecutor from "../../ToolExecutor.js"
-import { LiveContext, type Run } from "./config.js"
+import { type Env, LiveContext, type Run } from "./config.js"
 import { decide } from "./decision.js"
 import { HandlerTimedOut, supervised } from "./lease.js"
 import * as Settle from "./settle.js"
@@ -35,13 +35,13 @@ class Busy extends Data.TaggedError("Busy")<{ readonly retryAfterMs: number }> {
 
 const isBusy = (e: { readonly _tag: string }): e is Busy => e._tag === "Busy"
 
-const claimAgain = new Busy({ retryAfterMs: 0 })
+const claimAgain = () => new Busy({ retryAfterMs: 0 })
 
 /** SHA-256 through `node:crypto`: synchronous, and about 8× cheaper per key than Web Crypto. */
 const nodeDigest: IdempotencyKey.SyncDigest = (text) => createHash("sha256").update(text).digest("hex")
 
 /** The executions of an executor over `env`. @internal */
-export const make = (env: Settle.Env) => {
+export const make = (env: Env) => {
   const { config, services, store } = env
   const settle = Settle.make(env)
   const { retryStore } = settle
@@ -121,7 +121,7 @@ export const make = (env: Settle.Env) => {
     const decision = decide(record, run, record.readAt)
     switch (decision._tag) {
       case "ClaimAgain":
-        return Effect.fail(claimAgain)
+        return Effect.fail(claimAgain())
       case "Wait":
         return Effect.fail(new Busy({ retryAfterMs: decision.retryAfterMs }))
       case "Mismatch":
@@ -153,7 +153,7 @@ export const make = (env: Settle.Env) => {
         return retryStore(store.parkExpired(record)).pipe(
           Effect.flatMap((parked): Effect.Effect<never, Busy | OutcomeUnknown> =>
             Option.isNone(parked)
-              ? Effect.fail(claimAgain)
+              ? Effect.fail(claimAgain())
               : Effect.fail(unknown(run, record.generation, decision.reason, record.attempt))
           )
         )

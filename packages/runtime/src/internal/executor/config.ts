@@ -8,10 +8,11 @@
  * @internal
  */
 import { IdempotencyKey, type ToolCall } from "@toolgate/core"
-import { Duration, type Exit, Metric, Result, Schedule, Schema } from "effect"
+import { type Context, Duration, type Exit, Metric, Result, Schedule, Schema } from "effect"
 import type { Tool, Toolkit } from "effect/ai"
 import { InvalidExecutorOptions } from "../../ExecutionError.js"
 import * as ExecutionMetrics from "../../ExecutionMetrics.js"
+import type * as IdempotencyStore from "../../IdempotencyStore.js"
 import { defaultRetentionMs, type Lease, maxResultBytes, type Recovery } from "../../IdempotencyStore.js"
 import type * as ToolExecutor from "../../ToolExecutor.js"
 import type { Handler, HandlerContext } from "../../ToolHandler.js"
@@ -47,6 +48,14 @@ export interface Config {
   readonly waitSchedule: Schedule.Schedule<unknown, unknown>
   readonly storeRetry: Schedule.Schedule<unknown, unknown>
   readonly concurrency: number
+}
+
+/** What the executor's modules share. @internal */
+export interface Env {
+  readonly store: IdempotencyStore.Service
+  readonly config: Config
+  /** The handlers' own services, captured at construction (`undefined`: none). */
+  readonly services: Context.Context<unknown> | undefined
 }
 
 /** The state of one execution, shared by the executor's steps (one object, no closures per call). @internal */

@@ -7,7 +7,7 @@
  *
  * @internal
  */
-import { Cause, type Context, Effect, Exit, Option, type Schema } from "effect"
+import { Cause, Effect, Exit, Option, type Schema } from "effect"
 import {
   type ExecutionError,
   ExecutionTimeout,
@@ -23,22 +23,14 @@ import * as StoredError from "../../StoredError.js"
 import type * as ToolExecutor from "../../ToolExecutor.js"
 import type { Classification } from "../../ToolHandler.js"
 import { Ambiguous, NotApplied } from "../../ToolHandler.js"
-import type { Config, LiveContext, Run } from "./config.js"
+import type { Env, LiveContext, Run } from "./config.js"
 import { HandlerTimedOut } from "./lease.js"
-
-/** What the executor's modules share. @internal */
-export interface Env {
-  readonly store: IdempotencyStore.Service
-  readonly config: Config
-  /** The handlers' own services, captured at construction (`undefined`: none). */
-  readonly services: Context.Context<unknown> | undefined
-}
 
 /** The reasons an attempt parks its own record `unknown` with. */
 type AmbiguousReason = typeof StoredError.Ambiguous.Type["reason"]
 
-/** Stored details are short: a description, never a payload. @internal */
-export const excerpt = (text: string): string => text.length <= 200 ? text : `${text.slice(0, 199)}…`
+/** Stored details are short: a description, never a payload. */
+const excerpt = (text: string): string => text.length <= 200 ? text : `${text.slice(0, 199)}…`
 
 const defectDetail = (cause: Cause.Cause<unknown>): string => {
   const defect = cause.reasons.find(Cause.isDieReason)?.defect
