@@ -5,9 +5,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { IdempotencyStore } from "@toolgate/runtime"
-import { decide, type Decision, type Seen } from "@toolgate/runtime/internal/executor/decision"
-import { claimOn } from "@toolgate/runtime/internal/storeRules"
 import { Schema } from "effect"
+import { decide, type Decision, type Seen } from "../src/internal/executor/decision.js"
+import { claimOn } from "../src/internal/storeRules.js"
 
 const now = new Date(Date.UTC(2031, 0, 1))
 const at = (ms: number) => new Date(now.getTime() + ms)
