@@ -180,6 +180,21 @@ describe("ToolValidator: exactly what is declared", () => {
     expect(check(crm, args)).toEqual(issues)
   })
 
+  it("validates patternProperties and propertyNames", () => {
+    const keyed = {
+      type: "object",
+      patternProperties: { "^x-": { type: "integer" } },
+      propertyNames: { maxLength: 5 },
+      additionalProperties: false
+    }
+    expect(check(keyed, { "x-a": 1 })).toEqual([])
+    expect(check(keyed, { "x-a": "1", y: 2 })).toEqual([
+      { path: ["y"], message: "is not declared (additionalProperties is false)" },
+      { path: ["x-a"], message: "must be integer, got string" }
+    ])
+    expect(check(keyed, { "x-long": 1 }).map((i) => i.message)).toContain("property name must be valid")
+  })
+
   it("reads any key, a lone surrogate or __proto__ included", () => {
     const closed = { type: "object", properties: { a: { type: "string" } }, additionalProperties: false }
     expect(check(closed, JSON.parse("{\"\\udc00\": 1}"))).toEqual([
