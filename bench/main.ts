@@ -14,6 +14,7 @@ import { ladder } from "./gap.js"
 import { generate, type GeneratedStream, providers, readableStream, type Size, sizeNames } from "./generator.js"
 import { canCollect, check, type FirstText, firstText, heapPerStream, median, timeOne } from "./measure.js"
 import { cell, fmt, fmtMs, machine, markdownTable, packageVersion, textTable } from "./report.js"
+import * as Validation from "./schema.js"
 
 const quick = process.argv.includes("--quick")
 const began = performance.now()
@@ -260,6 +261,11 @@ const runExecution = async (): Promise<{ readonly markdown: string; readonly fai
 
 const execution = await runExecution()
 phases.push(`execution ${execution === undefined ? "(absent)" : seconds(phaseStart)}`)
+
+log("tool-argument validation benchmark (bench/schema.ts)")
+const validation = await Validation.runSchemaBenchmark()
+process.stdout.write(`\nTool-argument validation (bench/schema.ts):\n${Validation.text(validation)}\n`)
+phases.push(`validation ${fmt(validation.seconds, 1)} s`)
 const total = seconds(began)
 log(`done in ${total}`)
 
@@ -342,6 +348,8 @@ ${markdownTable(gapHeader, gapCells)}
 ## Execution benchmark
 
 ${execution === undefined ? "`bench/execution.ts` does not exist; nothing was run." : execution.markdown}
+
+${Validation.markdown(validation)}
 
 ${marker}${kept ?? "\n"}`
 

@@ -407,7 +407,7 @@ const segments = (pointer: string, value: unknown): Array<PropertyKey> => {
   const out: Array<PropertyKey> = []
   let at: unknown = value
   for (const raw of pointer.slice(1).split("/")) {
-    const key = raw.replaceAll("~1", "/").replaceAll("~0", "~")
+    const key = raw.includes("~") ? raw.replaceAll("~1", "/").replaceAll("~0", "~") : raw
     if (Array.isArray(at)) {
       out.push(Number(key))
       at = at[Number(key)]
