@@ -289,6 +289,21 @@ describe("ToolValidator: exactly what is declared", () => {
     expect(check(prefix2020, { p: ["a", 1] })).toEqual([{ path: ["p"], message: "must NOT have more than 1 items" }])
   })
 
+  it("reads properties named like draft-07 keywords as properties, not as the dialect", () => {
+    const named = {
+      type: "object",
+      properties: {
+        dependencies: { type: "object", properties: { a: { type: "string" } } },
+        items: { type: "array", prefixItems: [{ type: "string" }], items: false }
+      }
+    }
+    expect(check(named, { items: ["a"], dependencies: {} })).toEqual([])
+    expect(check(named, { items: ["a", "b"] })).toEqual([{
+      path: ["items"],
+      message: "must NOT have more than 1 items"
+    }])
+  })
+
   it("lets two tools share an $id", () => {
     const a = { $id: "https://x.test/args", type: "object", properties: { a: { type: "string" } } }
     const b = { $id: "https://x.test/args", type: "object", properties: { a: { type: "integer" } } }

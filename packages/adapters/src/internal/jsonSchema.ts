@@ -15,7 +15,7 @@ import { Ajv2020 } from "ajv/dist/2020.js"
  * The dialects toolgate validates. Draft-06 schemas are validated as draft-07 (a superset that
  * only adds keywords).
  */
-export type Dialect = "2020-12" | "2019-09" | "draft-07"
+type Dialect = "2020-12" | "2019-09" | "draft-07"
 
 type Json = { readonly [key: string]: unknown }
 const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
@@ -33,32 +33,7 @@ const metaSchemaUri: Record<Dialect, string> = {
   "draft-07": "http://json-schema.org/draft-07/schema#"
 }
 
-/** Whether a schema anywhere uses a keyword form that exists only before 2019-09. */
-const usesDraft07Forms = (schema: unknown, depth = 0): boolean => {
-  if (depth > 256 || typeof schema !== "object" || schema === null) return false
-  if (Array.isArray(schema)) return schema.some((item) => usesDraft07Forms(item, depth + 1))
-  const s = schema as Json
-  if (Array.isArray(s.items) || "additionalItems" in s || isObject(s.dependencies)) return true
-  return Object.values(s).some((value) => usesDraft07Forms(value, depth + 1))
-}
-
-/**
- * The dialect of a tool's schema: its `$schema` when it has one; otherwise draft-07 when it is
- * written in draft-07 forms (`definitions` at the root and no `$defs`, array-form `items`,
- * `additionalItems`, `dependencies`), else 2020-12, the dialect OpenAI and Anthropic document for
- * tool parameters. A string naming an unsupported `$schema`.
- */
-export const dialectOf = (schema: Json): Dialect | { readonly unsupported: string } => {
-  if (typeof schema.$schema === "string") {
-    const found = metaSchemas.find(([pattern]) => pattern.test(schema.$schema as string))
-    return found === undefined ? { unsupported: schema.$schema } : found[1]
-  }
-  if (("definitions" in schema && !("$defs" in schema)) || usesDraft07Forms(schema)) return "draft-07"
-  return "2020-12"
-}
-
-// ---------------------------------------------------------------------------------------------
-// Schemas no validator can finish
+const escapePointer = (key: string) => key.replaceAll("~", "~0").replaceAll("/", "~1")
 
 /** Keywords whose value is one subschema. */
 const single = [
@@ -82,7 +57,54 @@ const maps = ["properties", "patternProperties", "$defs", "definitions", "depend
 const inPlaceArrays = ["allOf", "anyOf", "oneOf"]
 const refKeywords = ["$ref", "$dynamicRef", "$recursiveRef"]
 
-const escapePointer = (key: string) => key.replaceAll("~", "~0").replaceAll("/", "~1")
+/**
+ * The subschemas of a schema with their location below it (`properties/name`, `items/0`): the
+ * values of the keywords that hold schemas, never other members (a property named `items` is a
+ * property).
+ */
+const subschemas = (node: Json): Array<readonly [string, unknown]> => {
+  const out: Array<readonly [string, unknown]> = []
+  for (const key of single) if (key in node) out.push([key, node[key]])
+  const items = node.items
+  if (Array.isArray(items)) items.forEach((item, i) => out.push([`items/${i}`, item]))
+  else if (items !== undefined) out.push(["items", items])
+  for (const key of arrays) {
+    const list = node[key]
+    if (Array.isArray(list)) list.forEach((item, i) => out.push([`${key}/${i}`, item]))
+  }
+  for (const key of maps) {
+    const map = node[key]
+    if (isObject(map)) {
+      for (const [name, value] of Object.entries(map)) out.push([`${key}/${escapePointer(name)}`, value])
+    }
+  }
+  return out
+}
+
+/** Whether a schema anywhere uses a keyword form that exists only before 2019-09. */
+const usesDraft07Forms = (schema: unknown, depth = 0): boolean => {
+  if (depth > 256 || !isObject(schema)) return false
+  if (Array.isArray(schema.items) || "additionalItems" in schema || isObject(schema.dependencies)) return true
+  return subschemas(schema).some(([, value]) => usesDraft07Forms(value, depth + 1))
+}
+
+/**
+ * The dialect of a tool's schema: its `$schema` when it has one; otherwise draft-07 when it is
+ * written in draft-07 forms (`definitions` at the root and no `$defs`, array-form `items`,
+ * `additionalItems`, `dependencies`), else 2020-12, the dialect OpenAI and Anthropic document for
+ * tool parameters. A string naming an unsupported `$schema`.
+ */
+const dialectOf = (schema: Json): Dialect | { readonly unsupported: string } => {
+  if (typeof schema.$schema === "string") {
+    const found = metaSchemas.find(([pattern]) => pattern.test(schema.$schema as string))
+    return found === undefined ? { unsupported: schema.$schema } : found[1]
+  }
+  if (("definitions" in schema && !("$defs" in schema)) || usesDraft07Forms(schema)) return "draft-07"
+  return "2020-12"
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemas no validator can finish
 
 /** Where a schema sits in the document (a JSON Pointer fragment) and the base URI its refs resolve against. */
 interface Place {
@@ -119,22 +141,7 @@ class Index {
       if (typeof anchor === "string") this.anchors.set(`${base}#${anchor}`, node)
     }
     this.places.set(node, { location, base })
-    for (const key of single) this.visit(node[key], base, `${location}/${key}`)
-    const items = node.items
-    if (Array.isArray(items)) items.forEach((item, i) => this.visit(item, base, `${location}/items/${i}`))
-    else this.visit(items, base, `${location}/items`)
-    for (const key of arrays) {
-      const list = node[key]
-      if (Array.isArray(list)) list.forEach((item, i) => this.visit(item, base, `${location}/${key}/${i}`))
-    }
-    for (const key of maps) {
-      const map = node[key]
-      if (isObject(map)) {
-        for (const [name, value] of Object.entries(map)) {
-          this.visit(value, base, `${location}/${key}/${escapePointer(name)}`)
-        }
-      }
-    }
+    for (const [at, value] of subschemas(node)) this.visit(value, base, `${location}/${at}`)
   }
 
   /** The schema a reference names, or `undefined` when it names nothing in this document. */
@@ -207,7 +214,7 @@ const inPlace = (index: Index, node: Json): Array<unknown> => {
  * `dependentSchemas` as well as `$ref`. Recursion through `properties`, `items` and the other
  * keywords that descend into the value is a finite tree and is not reported.
  */
-export const inPlaceCycle = (root: Json, dialect: Dialect): ReadonlyArray<string> | undefined => {
+const inPlaceCycle = (root: Json, dialect: Dialect): ReadonlyArray<string> | undefined => {
   const index = new Index(root, dialect)
   const state = new Map<object, "open" | "done">()
   const stack: Array<object> = []
@@ -255,7 +262,7 @@ const decimal = (n: number): readonly [bigint, number] => {
  * `1998.9999999999998`, so ajv rejects it; `1e21` passes as a multiple of 3); each number is read
  * back as the shortest decimal that round-trips, which is what the model wrote.
  */
-export const isMultipleOf = (value: number, divisor: number): boolean => {
+const isMultipleOf = (value: number, divisor: number): boolean => {
   if (!Number.isFinite(value) || !Number.isFinite(divisor) || divisor <= 0) return false
   const [a, p] = decimal(value)
   const [b, q] = decimal(divisor)
@@ -356,7 +363,7 @@ export class Compiler {
       return validate
     } catch (error) {
       if (error instanceof RangeError) {
-        return { reason: "its JSON Schema does not terminate (the validator overflowed the stack)" }
+        return { reason: "its JSON Schema is nested too deeply or does not terminate (the stack overflowed)" }
       }
       return { reason: `its JSON Schema cannot be compiled: ${oneLine(error)}` }
     }
