@@ -272,14 +272,14 @@ export const runSchemaBenchmark = async (): Promise<SchemaBenchmark> => {
     }
     compiled.push({ contender, check: check!, one, ten: all })
   }
-  // rounds of ~25 ms per contender and value, interleaved, order rotating
+  // rounds of ~15 ms per contender and value, interleaved, order rotating
   const samples = compiled.map(() => ({ valid: [] as Array<number>, invalid: [] as Array<number> }))
   const loops = compiled.map(() => ({ valid: makeLoop(), invalid: makeLoop() }))
   const iterations = compiled.map(({ check }, i) => {
     const probe = loops[i]!.valid(check, valid, 200)
-    return Math.max(200, Math.round(25e6 / Math.max(probe, 1)))
+    return Math.max(200, Math.round(15e6 / Math.max(probe, 1)))
   })
-  for (let round = 0; round < 12; round++) {
+  for (let round = 0; round < 24; round++) {
     for (let k = 0; k < compiled.length; k++) {
       const i = (k + round) % compiled.length
       samples[i]!.valid.push(loops[i]!.valid(compiled[i]!.check, valid, iterations[i]!))
@@ -324,8 +324,8 @@ the check that rejects a \`$ref\` loop when the tools are read; \`ajv 8\` is Ajv
 ${table(result.correctness, markdownTable)}
 
 Speed on a typical 10-field tool-call argument object (strings, a pattern, an enum, bounded numbers, a list and a
-nested object; \`additionalProperties: false\`), valid and with three errors: the median of 12 interleaved rounds of
-~25 ms per contender and value, each timed in a loop of its own; the time to compile one tool's schema, and ten tools'
+nested object; \`additionalProperties: false\`), valid and with three errors: the median of 24 interleaved rounds of
+~15 ms per contender and value, each timed in a loop of its own; the time to compile one tool's schema, and ten tools'
 together.
 
 ${table(result.speed, markdownTable)}`
