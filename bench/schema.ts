@@ -259,13 +259,13 @@ export const runSchemaBenchmark = async (): Promise<SchemaBenchmark> => {
   }
 
   const compiled: Array<{ readonly contender: Contender; readonly check: Check; one: number; ten: number }> = []
-  const ten = Array.from({ length: 10 }, (_, i) => ({ ...typical, description: `tool ${i}` }))
+  const tenTools = Array.from({ length: 10 }, (_, i) => ({ ...typical, description: `tool ${i}` }))
   for (const contender of contenders) {
     let start = performance.now()
     const [check] = await contender.compile([typical])
     const one = performance.now() - start
     start = performance.now()
-    await contender.compile(ten)
+    await contender.compile(tenTools)
     const all = performance.now() - start
     if (!check!(valid) || check!(invalid)) {
       throw new Error(`${contender.name} gives a wrong verdict on the typical call`)
