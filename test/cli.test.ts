@@ -225,3 +225,179 @@ describe("toolgate inspect: hostile payloads end in a typed error, never \"inter
     expect(got.toolCalls).toEqual([])
   })
 })
+
+/** A one-call OpenAI Chat capture whose call has these arguments. */
+const captureOf = (dir: string, name: string, args: unknown, tool = "create_task") => {
+  const file = join(dir, `${name}.sse`)
+  const chunk = (delta: unknown, finish: string | null) =>
+    `data: ${
+      JSON.stringify({
+        id: "chatcmpl-1",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, delta, finish_reason: finish }]
+      })
+    }\n\n`
+  writeFileSync(
+    file,
+    chunk({
+      role: "assistant",
+      tool_calls: [{
+        index: 0,
+        id: "call_1",
+        type: "function",
+        function: { name: tool, arguments: JSON.stringify(args) }
+      }]
+    }, null) + chunk({}, "tool_calls") + "data: [DONE]\n\n"
+  )
+  return file
+}
+
+describe("toolgate inspect --tools: exactly what the JSON Schema declares", () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolgate-cli-schema-"))
+  const toolsFile = (name: string, tools: unknown) => {
+    const file = join(dir, `${name}.json`)
+    writeFileSync(file, JSON.stringify(tools))
+    return file
+  }
+  const inspect = async (args: unknown, tools: string) => {
+    const { code, stderr, stdout } = await toolgate(
+      "inspect",
+      captureOf(dir, `c${Math.random().toString(36).slice(2)}`, args),
+      "--provider",
+      "openai-chat",
+      "--json",
+      "--tools",
+      tools
+    )
+    expect(stderr).toBe("")
+    return { code, got: JSON.parse(stdout) }
+  }
+  const tree = toolsFile("tree", [{
+    name: "create_task",
+    parameters: {
+      type: "object",
+      properties: { title: { type: "string" }, sub: { $ref: "#" } },
+      required: ["title"],
+      additionalProperties: false
+    }
+  }])
+  const gemini = toolsFile("gemini", [{
+    functionDeclarations: [{
+      name: "create_task",
+      parameters: {
+        type: "OBJECT",
+        properties: { seats: { type: "INTEGER" }, stage: { type: "STRING", format: "enum", enum: ["won", "lost"] } },
+        required: ["seats"]
+      }
+    }]
+  }])
+  const closed = toolsFile("closed", {
+    tools: [{
+      type: "function",
+      function: {
+        name: "create_task",
+        parameters: { type: "object", properties: { title: { type: "string" } }, additionalProperties: false }
+      }
+    }]
+  })
+
+  it("accepts a recursive schema (recursion through properties) and its deep valid arguments", async () => {
+    const { code, got } = await inspect({ title: "a", sub: { title: "b", sub: { title: "c" } } }, tree)
+    expect(got.error).toBeNull()
+    expect(code).toBe(0)
+    expect(got.toolCalls[0].arguments).toEqual({ title: "a", sub: { title: "b", sub: { title: "c" } } })
+  })
+
+  it("rejects a broken leaf of a recursive schema, with its path", async () => {
+    const { code, got } = await inspect({ title: "a", sub: { title: "b", sub: { title: 3 } } }, tree)
+    expect(code).toBe(2)
+    expect(got.error).toEqual({
+      _tag: "ToolArgumentsInvalid",
+      message: "tool call 0 (create_task) has invalid arguments: sub.sub.title: must be string, got integer"
+    })
+    expect(got.toolCalls).toEqual([])
+  })
+
+  it("validates Gemini's uppercase types", async () => {
+    expect((await inspect({ seats: 4, stage: "won" }, gemini)).code).toBe(0)
+    const { code, got } = await inspect({ seats: "4", stage: "open" }, gemini)
+    expect(code).toBe(2)
+    expect(got.error.message).toBe(
+      "tool call 0 (create_task) has invalid arguments: seats: must be integer, got string; stage: must be one of [\"won\",\"lost\"], got \"open\""
+    )
+  })
+
+  it("enforces additionalProperties: false", async () => {
+    expect((await inspect({ title: "x" }, closed)).code).toBe(0)
+    const { code, got } = await inspect({ title: "x", owner: "usr_1" }, closed)
+    expect(code).toBe(2)
+    expect(got.error.message).toBe(
+      "tool call 0 (create_task) has invalid arguments: owner: is not declared (additionalProperties is false)"
+    )
+  })
+})
+
+describe("toolgate inspect --tools: a tools file toolgate cannot use is one line on stderr and exit 1", () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolgate-cli-bad-schema-"))
+  const capture = captureOf(dir, "call", { title: "valid" })
+  const file = (name: string, tools: unknown) => {
+    const path = join(dir, `${name}.json`)
+    writeFileSync(path, JSON.stringify(tools))
+    return path
+  }
+  const tool = (parameters: unknown) => [{ name: "create_task", parameters }]
+  it.concurrent.for([
+    { label: "a self-referential $ref", tools: tool({ $ref: "#" }), says: "loops without consuming the value: # → #" },
+    {
+      label: "a two-step $ref cycle",
+      tools: tool({ $defs: { A: { $ref: "#/$defs/B" }, B: { $ref: "#/$defs/A" } }, $ref: "#/$defs/A" }),
+      says: "#/$defs/A → #/$defs/B → #/$defs/A"
+    },
+    {
+      label: "a two-step $ref cycle the arguments never reach",
+      tools: tool({
+        type: "object",
+        properties: { title: { type: "string" }, owner: { $ref: "#/$defs/A" } },
+        $defs: { A: { $ref: "#/$defs/B" }, B: { $ref: "#/$defs/A" } }
+      }),
+      says: "#/$defs/A → #/$defs/B → #/$defs/A"
+    },
+    { label: "a loop through allOf", tools: tool({ allOf: [{ $ref: "#" }] }), says: "# → #/allOf/0 → #" },
+    { label: "an invalid schema", tools: tool({ type: "strin" }), says: "its JSON Schema is invalid" },
+    { label: "Gemini types in an OpenAI shape", tools: tool({ type: "OBJECT" }), says: "Gemini's OpenAPI types" },
+    {
+      label: "an unsupported $schema",
+      tools: tool({ $schema: "http://json-schema.org/draft-04/schema#" }),
+      says: "is not supported"
+    },
+    {
+      label: "a $ref to nothing",
+      tools: tool({ properties: { a: { $ref: "#/$defs/Nope" } } }),
+      says: "can't resolve reference"
+    },
+    {
+      label: "a type Gemini does not have",
+      tools: [{ functionDeclarations: [{ name: "create_task", parameters: { type: "TEXT" } }] }],
+      says: "is not a Gemini type"
+    },
+    { label: "two tools with one name", tools: [{ name: "a" }, { name: "a" }], says: "tool a: it is defined twice" },
+    { label: "no function tool", tools: [{ type: "web_search" }], says: "no function tool" },
+    { label: "a webhook that is not a URL", tools: [{ name: "a", webhook: "ftp://x" }], says: "must be an http(s) URL" }
+  ])("$label", async ({ says, tools, label }) => {
+    const { code, stderr, stdout } = await toolgate(
+      "inspect",
+      capture,
+      "--json",
+      "--tools",
+      file(label.replace(/\W+/g, "-"), tools)
+    )
+    expect(code).toBe(1)
+    expect(stdout).toBe("")
+    const lines = stderr.trimEnd().split("\n")
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatch(/^toolgate: --tools: /)
+    expect(lines[0]).toContain(says)
+  })
+})

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as FakeProvider from "@toolgate/adapters/testing/FakeProvider"
+import * as LoopbackServer from "@toolgate/adapters/testing/LoopbackServer"
 import * as FakeCrm from "@toolgate/runtime/testing/FakeCrm"
 import { Effect } from "effect"
 import { mkdtempSync, writeFileSync } from "node:fs"
@@ -202,4 +203,172 @@ describe("toolgate run", () => {
       expect(result.stderr.trim().split("\n")).toHaveLength(1)
       expect(result.stderr).toContain("no \"webhook\"")
     }))
+
+  it.live(
+    "prints exactly the JSON it sends: the webhook gets the model's arguments, undeclared members included",
+    () =>
+      Effect.gen(function*() {
+        const webhook = yield* recorder
+        const args = {
+          lead: "lead-0042",
+          title: "Call back (pilot pricing)",
+          priority: "high",
+          amount: 19.99,
+          meta: { source: "web form", tags: ["a", "b"], "x-key": null }
+        }
+        const provider = yield* FakeProvider.make({
+          plan: {
+            source: FakeProvider.openAiChat({ toolCalls: [{ name: "create_task", arguments: JSON.stringify(args) }] })
+          }
+        })
+        const tools = writeTools([{
+          type: "function",
+          function: {
+            name: "create_task",
+            parameters: {
+              type: "object",
+              properties: { lead: { type: "string" }, title: { type: "string" } },
+              required: ["lead", "title"]
+            }
+          },
+          webhook: `${webhook.url}/tools/create_task`
+        }])
+        const result = yield* toolgate(runArgs(provider.url, tools, "acme/printed-is-sent"))
+        expect(result.stderr).not.toContain("error")
+        expect(result.code).toBe(0)
+        const printed = /^ {2}create_task\((.*)\) → executed: /m.exec(result.stdout)?.[1]
+        expect(webhook.bodies).toHaveLength(1)
+        expect(printed).toBe(webhook.bodies[0])
+        expect(JSON.parse(webhook.bodies[0]!)).toEqual(args)
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "enforces additionalProperties: false: an undeclared member is ToolArgumentsInvalid and nothing is sent",
+    () =>
+      Effect.gen(function*() {
+        const webhook = yield* recorder
+        const provider = yield* FakeProvider.make({
+          plan: {
+            source: FakeProvider.openAiChat({
+              toolCalls: [{ name: "create_task", arguments: { lead: "lead-0042", title: "t", owner: "usr_1" } }]
+            })
+          }
+        })
+        const tools = writeTools([{
+          name: "create_task",
+          input_schema: {
+            type: "object",
+            properties: { lead: { type: "string" }, title: { type: "string" } },
+            additionalProperties: false
+          },
+          webhook: `${webhook.url}/tools/create_task`
+        }])
+        const result = yield* toolgate(runArgs(provider.url, tools, "acme/closed-schema"))
+        expect(result.code).toBe(2)
+        expect(result.stdout).toContain(
+          "error: ToolArgumentsInvalid: tool call 0 (create_task) has invalid arguments: owner: is not declared (additionalProperties is false)"
+        )
+        expect(webhook.bodies).toEqual([])
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "reads a Gemini tools file: sends its schema as JSON Schema and validates Gemini's types",
+    () =>
+      Effect.gen(function*() {
+        const webhook = yield* recorder
+        const sent: Array<unknown> = []
+        const provider = yield* FakeProvider.make({
+          plan: (request) => {
+            sent.push((request.body as { tools?: unknown }).tools)
+            return {
+              source: FakeProvider.openAiChat({
+                toolCalls: [{ name: "set_seats", arguments: { deal: "D-1", seats: "40" } }]
+              })
+            }
+          }
+        })
+        const tools = writeTools([{
+          functionDeclarations: [{
+            name: "set_seats",
+            parameters: {
+              type: "OBJECT",
+              properties: { deal: { type: "STRING" }, seats: { type: "INTEGER", format: "int32" } },
+              required: ["deal", "seats"]
+            },
+            webhook: `${webhook.url}/tools/set_seats`
+          }]
+        }])
+        const result = yield* toolgate(runArgs(provider.url, tools, "acme/gemini-tools"))
+        expect(sent[0]).toEqual([{
+          type: "function",
+          function: {
+            name: "set_seats",
+            parameters: {
+              type: "object",
+              properties: { deal: { type: "string" }, seats: { type: "integer", format: "int32" } },
+              required: ["deal", "seats"]
+            }
+          }
+        }])
+        expect(result.code).toBe(2)
+        expect(result.stdout).toContain(
+          "error: ToolArgumentsInvalid: tool call 0 (set_seats) has invalid arguments: seats: must be integer, got string"
+        )
+        expect(webhook.bodies).toEqual([])
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live("a tools file with a $ref cycle is a one-line usage error", () =>
+    Effect.gen(function*() {
+      const tools = writeTools([{
+        name: "create_task",
+        parameters: { $defs: { A: { $ref: "#/$defs/B" }, B: { $ref: "#/$defs/A" } }, $ref: "#/$defs/A" },
+        webhook: "http://127.0.0.1:9/tools/create_task"
+      }])
+      const result = yield* toolgate(runArgs("http://127.0.0.1:9", tools, "s"))
+      expect(result.code).toBe(1)
+      expect(result.stdout).toBe("")
+      const lines = result.stderr.trim().split("\n")
+      expect(lines).toHaveLength(1)
+      expect(lines[0]).toContain("--tools: tool create_task: its JSON Schema loops without consuming the value")
+    }))
 })
+
+/** A webhook on 127.0.0.1 that answers 200 and keeps every request body as the bytes it received. */
+const recorder = Effect.gen(function*() {
+  const bodies: Array<string> = []
+  const server = yield* LoopbackServer.make(() => (req, res) =>
+    LoopbackServer.readBody(req, (text) => {
+      bodies.push(text)
+      res.writeHead(200, { "content-type": "application/json" })
+      res.end(JSON.stringify({ id: `mut_${bodies.length}` }))
+    })
+  )
+  return { url: server.url, bodies }
+})
+
+const writeTools = (tools: unknown) => {
+  const file = join(mkdtempSync(join(tmpdir(), "toolgate-run-tools-")), "tools.json")
+  writeFileSync(file, JSON.stringify(tools))
+  return file
+}
+
+const runArgs = (baseUrl: string, tools: string, scope: string) => [
+  "run",
+  "--base-url",
+  baseUrl,
+  "--model",
+  "m",
+  "--tools",
+  tools,
+  "--scope",
+  scope,
+  "--data-dir",
+  store,
+  "go"
+]

@@ -30,3 +30,9 @@ export * as HttpTransport from "./HttpTransport.js"
 
 /** @since 0.1.0 */
 export * as TransportError from "./TransportError.js"
+
+/** @since 0.1.0 */
+export * as ToolDefinition from "./ToolDefinition.js"
+
+/** @since 0.1.0 */
+export * as ToolValidator from "./ToolValidator.js"

@@ -54,14 +54,13 @@ export const readCapture = Effect.fnUntraced(function*(file: string) {
   return bytes
 })
 
-const loadToolkit = Effect.fnUntraced(function*(file: string) {
+const loadTools = Effect.fnUntraced(function*(file: string) {
   const fs = yield* FileSystem.FileSystem
   const text = yield* fs.readFileString(file).pipe(
     Effect.mapError(() => new InputError({ reason: `${file}: tools file not found or unreadable` }))
   )
-  const definitions = yield* ToolsFile.parse(text)
-  return yield* ToolsFile.toToolkit(definitions)
-}, Effect.mapError((e) => e._tag === "ToolsFileError" ? new InputError({ reason: `--tools: ${e.message}` }) : e))
+  return yield* ToolsFile.parse(text)
+}, Effect.mapError((e) => e._tag === "ToolDefinitionError" ? new InputError({ reason: `--tools: ${e.message}` }) : e))
 
 const providerFlag = Flag.Literals("provider", ["auto", ...Provider.names]).pipe(
   Flag.withAlias("p"),
@@ -86,10 +85,10 @@ export const inspect = Command.make("inspect", {
 }, ({ file, json, provider, tools }) =>
   Effect.gen(function*() {
     const bytes = yield* readCapture(file)
-    const toolkit = Option.isSome(tools) ? yield* loadToolkit(tools.value) : undefined
+    const validator = Option.isSome(tools) ? (yield* loadTools(tools.value)).validator : undefined
     const result = yield* Inspect.inspect(Stream.succeed(bytes), {
       provider,
-      toolkit,
+      tools: validator,
       onDetected: (name) => {
         process.stderr.write(`toolgate: detected provider ${name}\n`)
       }
@@ -234,24 +233,16 @@ export const run = Command.make("run", {
   store: storeFlag
 }, (flags) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
     if (!URL.canParse(flags.baseUrl) || !/^https?:$/.test(new URL(flags.baseUrl).protocol)) {
       return yield* new InputError({ reason: `--base-url ${flags.baseUrl}: not an http(s) URL` })
     }
     if (flags.maxTokens < 1) return yield* new InputError({ reason: "--max-tokens must be at least 1" })
-    const text = yield* fs.readFileString(flags.tools).pipe(
-      Effect.mapError(() => new InputError({ reason: `${flags.tools}: tools file not found or unreadable` }))
-    )
-    const definitions = yield* ToolsFile.parse(text).pipe(
-      Effect.mapError((e) => new InputError({ reason: `--tools: ${e.message}` }))
-    )
-    const missing = definitions.find((d) => d.webhook === undefined)
+    const toolsFile = yield* loadTools(flags.tools)
+    const missing = toolsFile.tools.find((d) => d.webhook === undefined)
     if (missing !== undefined) {
       return yield* new InputError({ reason: `--tools: tool ${missing.name} has no "webhook" URL to call` })
     }
-    const toolkit = yield* ToolsFile.toToolkit(definitions).pipe(
-      Effect.mapError((e) => new InputError({ reason: `--tools: ${e.message}` }))
-    )
+    const toolkit = ToolsFile.toToolkit(toolsFile)
     const slash = flags.scope.indexOf("/")
     const scope = slash < 0
       ? { tenant: "default", turn: flags.scope }
@@ -271,7 +262,7 @@ export const run = Command.make("run", {
       baseUrl: flags.baseUrl,
       model: flags.model,
       prompt: flags.prompt,
-      tools: definitions,
+      tools: toolsFile.tools,
       toolkit,
       scope,
       apiKey: key === undefined || key === "" ? undefined : Redacted.make(key),

@@ -4,10 +4,9 @@
  *
  * @since 0.1.0
  */
-import { Provider } from "@toolgate/adapters"
-import { Assembler, AssemblyError, ToolCall } from "@toolgate/core"
+import { Provider, ToolValidator } from "@toolgate/adapters"
+import { Assembler, AssemblyError } from "@toolgate/core"
 import { Effect, Stream } from "effect"
-import type { Tool, Toolkit } from "effect/ai"
 
 /**
  * The JSON `inspect --json` prints. A public interface: keep it stable.
@@ -37,8 +36,8 @@ export interface InspectResult {
  */
 export interface InspectOptions {
   readonly provider: Provider.Name | "auto"
-  /** When given, released calls are validated against these tools (`UnknownTool`, `ToolArgumentsInvalid`). */
-  readonly toolkit?: Toolkit.Toolkit<Record<string, Tool.Any>> | undefined
+  /** When given, released calls are validated against these tools' JSON Schemas (`UnknownTool`, `ToolArgumentsInvalid`). */
+  readonly tools?: ToolValidator.ToolValidator | undefined
   /** Called once `auto` has recognised the format. */
   readonly onDetected?: ((name: Provider.Name) => void) | undefined
   readonly maxArgumentsBytes?: number | undefined
@@ -69,9 +68,9 @@ export const inspect = <E, R>(
       ),
       Effect.flatMap(() => {
         const completed = turn!
-        return options.toolkit === undefined
+        return options.tools === undefined
           ? Effect.succeed(completed.toolCalls)
-          : Effect.as(ToolCall.validate(options.toolkit)(completed), completed.toolCalls)
+          : ToolValidator.validate(options.tools)(completed)
       }),
       Effect.map((calls): InspectResult => ({
         outcome: "complete",

@@ -33,7 +33,7 @@ export interface Options {
   readonly baseUrl: string
   readonly model: string
   readonly prompt: string
-  readonly tools: ReadonlyArray<ToolsFile.ToolDefinition>
+  readonly tools: ReadonlyArray<ToolsFile.Tool>
   readonly toolkit: Parameters<typeof ToolCallPipeline.runTurn>[1]["toolkit"]
   readonly scope: IdempotencyKey.Scope
   readonly apiKey: Redacted.Redacted<string> | undefined

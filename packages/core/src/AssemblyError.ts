@@ -308,7 +308,8 @@ export class UnknownTool extends Schema.TaggedError<UnknownTool>()("UnknownTool"
 }
 
 /**
- * A released call's arguments do not match its tool's parameters Schema.
+ * A released call's arguments do not match its tool's parameters Schema (an effect Schema, or a
+ * JSON Schema from a tool definition).
  *
  * @since 0.1.0
  * @category errors
@@ -319,13 +320,11 @@ export class ToolArgumentsInvalid extends Schema.TaggedError<ToolArgumentsInvali
   toolName: Schema.String,
   /** Where the first issue is, as a readable path (`contact.email`, `items[2]`), `""` at the root. */
   path: Schema.String,
-  /** Every issue, formatted by Schema's default formatter (bounded). */
+  /** Every issue as `path: message`, joined with `; ` (bounded: about 200 characters, then how many more). */
   issues: Schema.String
 }) {
   override get message(): string {
-    return `tool call ${this.index} (${this.toolName}) has invalid arguments${
-      this.path === "" ? "" : ` at ${this.path}`
-    }: ${this.issues}`
+    return `tool call ${this.index} (${this.toolName}) has invalid arguments: ${this.issues}`
   }
 }
 

@@ -44,21 +44,93 @@ export type ValidatedToolCallOf<Tools extends Record<string, Tool.Any>> = {
 
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
 
-const formatPath = (path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }>): string => {
+/**
+ * One problem with a call's arguments: where it is (object keys and array indices from the root
+ * of the arguments; `[]` is the root) and what is wrong there.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ArgumentIssue {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly message: string
+}
+
+const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/
+
+/**
+ * A readable path: `contact.email`, `items[2].sku`, `["x-key"]`; `""` for the root. Array indices
+ * are numbers; a key that is not an identifier is quoted as JSON.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const formatPath = (path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }>): string => {
   let out = ""
   for (const segment of path) {
     const key = typeof segment === "object" ? segment.key : segment
-    out += typeof key === "number" ? `[${key}]` : out === "" ? String(key) : `.${String(key)}`
+    if (typeof key === "number") out += `[${key}]`
+    else if (typeof key === "string" && identifier.test(key)) out += out === "" ? key : `.${key}`
+    else out += `[${JSON.stringify(String(key))}]`
   }
   return out
+}
+
+/** How many characters of issues an error lists (the rest is counted, not listed). */
+const maxIssuesText = 200
+
+const formatIssues = (issues: ReadonlyArray<ArgumentIssue>): string => {
+  const lines: Array<string> = []
+  let length = 0
+  for (const issue of issues) {
+    const where = formatPath(issue.path)
+    const line = where === "" ? issue.message : `${where}: ${issue.message}`
+    if (lines.includes(line)) continue
+    if (lines.length > 0 && length + line.length + 2 > maxIssuesText) {
+      const rest = issues.length - lines.length
+      return `${lines.join("; ")}; and ${rest} more`
+    }
+    lines.push(line)
+    length += line.length + 2
+  }
+  return excerpt(lines.join("; "))
+}
+
+/**
+ * The `ToolArgumentsInvalid` of one call: the first issue's path, and every issue as
+ * `path: message`, joined with `; ` and bounded (about 200 characters, then how many more).
+ * Both validation paths, effect Schemas here and JSON Schemas in `@toolgate/adapters`
+ * (`ToolValidator`), build their errors with it, so the same problem reads the same.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const argumentsInvalid = (
+  call: { readonly index: number; readonly id: string | null; readonly name: string },
+  issues: ReadonlyArray<ArgumentIssue>
+): ToolArgumentsInvalid =>
+  new ToolArgumentsInvalid({
+    index: call.index,
+    id: call.id,
+    toolName: call.name,
+    path: issues.length === 0 ? "" : formatPath(issues[0]!.path),
+    issues: issues.length === 0 ? "the arguments are invalid" : formatIssues(issues)
+  })
+
+const schemaIssues = (error: unknown): ReadonlyArray<ArgumentIssue> => {
+  if (!Schema.isSchemaError(error)) return []
+  return formatter(error.issue).issues.map((issue) => ({
+    path: (issue.path ?? []).map((segment) => typeof segment === "object" ? segment.key : segment),
+    message: issue.message
+  }))
 }
 
 /**
  * Validates every call of a completed turn against the toolkit.
  *
  * Fails with `UnknownTool` (the name is not in the toolkit) or `ToolArgumentsInvalid` (the
- * parameters Schema rejects the arguments; carries the first issue's path and every issue's
- * message) for the first bad call in index order.
+ * parameters Schema rejects the arguments; see {@link argumentsInvalid}) for the first bad call in
+ * index order.
  *
  * @since 0.1.0
  * @category validation
@@ -83,16 +155,10 @@ export const validate =
           errors: "all"
         })(call.arguments)
         if (decoded._tag === "Failure") {
-          const error = decoded.cause.reasons.find((r) => r._tag === "Fail")?.error
-          const issue = Schema.isSchemaError(error) ? error.issue : undefined
-          const first = issue === undefined ? undefined : formatter(issue).issues[0]
-          return yield* new ToolArgumentsInvalid({
-            index: call.index,
-            id: call.id,
-            toolName: call.name,
-            path: first?.path ? formatPath(first.path) : "",
-            issues: excerpt(issue === undefined ? "the parameters schema failed" : String(error?.message))
-          })
+          return yield* argumentsInvalid(
+            call,
+            schemaIssues(decoded.cause.reasons.find((r) => r._tag === "Fail")?.error)
+          )
         }
         out.push({
           index: call.index,
