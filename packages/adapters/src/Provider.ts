@@ -9,6 +9,7 @@ import type { StreamEvent } from "@toolgate/core"
 import { Predicate, type Stream } from "effect"
 import * as Anthropic from "./Anthropic.js"
 import * as Decoder from "./Decoder.js"
+import type * as FinishProfile from "./FinishProfile.js"
 import * as Gemini from "./Gemini.js"
 import { malformed } from "./internal/payload.js"
 import * as Unframed from "./internal/unframed.js"
@@ -41,6 +42,14 @@ export const names: ReadonlyArray<Name> = ["openai-chat", "openai-responses", "a
 export interface Options extends Decoder.DecodeOptions {
   /** OpenAI Chat only: the choice to read when `n > 1`. Default 0. */
   readonly choice?: number | undefined
+  /**
+   * Which finish reasons release tool calls (`FinishProfile`). Default `compatible`: a decoder
+   * reads a wire format, not an endpoint, and many OpenAI-compatible servers legitimately end a
+   * tool turn with `stop`. Choose `strict` for a first-party API (`FinishProfile.forRequest`
+   * does, from the URL). Only OpenAI Chat and Anthropic read it; Responses and Gemini have one
+   * success reason.
+   */
+  readonly finishProfile?: FinishProfile.FinishProfile | undefined
   /** `auto` only: called once, synchronously, when the format has been recognised. */
   readonly onDetected?: ((name: Name) => void) | undefined
 }
@@ -110,7 +119,7 @@ export const decoder = (name: Name, options?: Options): Decoder.Decoder => {
     case "openai-responses":
       return OpenAiResponses.decoder()
     case "anthropic":
-      return Anthropic.decoder()
+      return Anthropic.decoder(options)
     case "gemini":
       return Gemini.decoder()
   }
@@ -123,7 +132,7 @@ export const decoder = (name: Name, options?: Options): Decoder.Decoder => {
  * assembly.
  *
  * Until the format is known, unframed lines are collected the way Gemini's raw error tail is
- * (`fixtures/README.md` §1): a body that is nothing but a raw `{"error": …}` object, as an HTTP
+ * (`test/fixtures/README.md` §1): a body that is nothing but a raw `{"error": …}` object, as an HTTP
  * error body often is, reads as a `ProviderStreamError` whatever the provider. Afterwards they go
  * to the chosen decoder, which ignores them unless it is Gemini's. (So `auto` always reads
  * through `decodeSse`'s line-splitting path; naming the provider keeps OpenAI and Anthropic on

@@ -4,7 +4,7 @@
  * success finish and every call's arguments are exactly one JSON object. All or nothing: a
  * failed turn releases no tool call, and nothing is repaired.
  *
- * Identity rules (`fixtures/README.md` §3, written for OpenAI Chat, the most general form):
+ * Identity rules (`test/fixtures/README.md` §3, written for OpenAI Chat, the most general form):
  * - With `index`: the index is the key (sparse, any start, any order). A fragment for an index
  *   with no call opens one. A different non-empty `id` on an index that has a call is a
  *   `ToolCallProtocolError`, unless that call's arguments already form exactly one complete JSON
@@ -21,9 +21,10 @@
  *   without an index takes the next index after the highest in use (none is left after
  *   `Number.MAX_SAFE_INTEGER`: `ToolCallProtocolError`).
  *
- * Verdict at the end of the stream (`fixtures/README.md` §2), the first that applies: the
+ * Verdict at the end of the stream (`test/fixtures/README.md` §2), the first that applies: the
  * stream-level failure; `IncompleteStream` without a finish signal; `TokenLimitExceeded` or
- * `UnexpectedFinishReason` for a non-success finish; `MalformedToolArguments`; otherwise the
+ * `UnexpectedFinishReason` for a non-success finish (a `success_no_calls` finish is a success
+ * only for a turn without tool calls: see `FinishReason`); `MalformedToolArguments`; otherwise the
  * completed turn.
  *
  * Cost is linear in the stream's bytes: fragments are appended (V8 ropes, flattened once), no
@@ -420,11 +421,15 @@ export const make = (options?: Options): Machine => {
   const end = (): Result.Result<AssembledTurn, AssemblyError> => {
     if (failure !== undefined) return Result.fail(withFinishReason(failure, finishReason))
     if (!finished) return Result.fail(new IncompleteStream({ finishReason, pendingToolCalls: calls.length }))
-    if (finishClass !== "success") {
+    if (finishClass !== "success" && (finishClass !== "success_no_calls" || calls.length > 0)) {
       return Result.fail(
         finishClass === "token_limit"
           ? new TokenLimitExceeded({ finishReason, pendingToolCalls: calls.length })
-          : new UnexpectedFinishReason({ finishReason })
+          : new UnexpectedFinishReason({
+            finishReason,
+            finishClass: finishClass === "success_no_calls" ? "success_no_calls" : "unexpected",
+            pendingToolCalls: calls.length
+          })
       )
     }
     const ordered = calls.length > 1 ? calls.toSorted((a, b) => a.index - b.index) : calls

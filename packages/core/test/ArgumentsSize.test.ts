@@ -24,7 +24,7 @@ const verdict = (pieces: ReadonlyArray<string>, maxArgumentsBytes: number) =>
 
 /** Splits `s` at the given UTF-16 positions (taken modulo its length, so pairs can be split). */
 const splitAt = (s: string, cuts: ReadonlyArray<number>): Array<string> => {
-  const positions = [...new Set(cuts.map((c) => s.length === 0 ? 0 : c % (s.length + 1)))].sort((a, b) => a - b)
+  const positions = [...new Set(cuts.map((c) => s.length === 0 ? 0 : c % (s.length + 1)))].toSorted((a, b) => a - b)
   const out: Array<string> = []
   let from = 0
   for (const at of positions) {
