@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import type { FinishProfile } from "@toolgate/adapters"
 import { Provider } from "@toolgate/adapters"
 import { Assembler, AssemblyError, ToolCall } from "@toolgate/core"
 import { Effect, Stream } from "effect"
@@ -42,6 +43,8 @@ export interface InspectOptions {
   /** Called once `auto` has recognised the format. */
   readonly onDetected?: ((name: Provider.Name) => void) | undefined
   readonly maxArgumentsBytes?: number | undefined
+  /** Which finish reasons release tool calls. Default `compatible` (`FinishProfile.defaultProfile`). */
+  readonly finishProfile?: FinishProfile.FinishProfile | undefined
 }
 
 /**
@@ -58,7 +61,10 @@ export const inspect = <E, R>(
   Effect.suspend(() => {
     let text = ""
     let turn: Assembler.AssembledTurn | undefined
-    const events = Provider.decode(options.provider, { onDetected: options.onDetected })(body)
+    const events = Provider.decode(options.provider, {
+      onDetected: options.onDetected,
+      finishProfile: options.finishProfile
+    })(body)
     return events.pipe(
       Assembler.stream({ maxArgumentsBytes: options.maxArgumentsBytes }),
       Stream.runForEach((output) =>
