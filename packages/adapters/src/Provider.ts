@@ -129,7 +129,11 @@ export const decoder = (name: Name, options?: Options): Decoder.Decoder => {
  * A fresh `auto` decoder: the first event picks the format with {@link detect}
  * (`options.onDetected` hears which), and that format's decoder reads every event, the first
  * included. A first event that matches no format is a `MalformedStreamEvent`, which ends
- * assembly.
+ * assembly. `data: [DONE]` does not pick a format while other events may follow, because
+ * gateways put it into every format: the first other event does, and when that is OpenAI Chat
+ * the sentinels seen before are handed to its decoder first (so a chat body that opens with
+ * `[DONE]` reads exactly as it does with the provider named); a body of nothing but `[DONE]` is
+ * OpenAI Chat's.
  *
  * Until the format is known, unframed lines are collected the way Gemini's raw error tail is
  * (`test/fixtures/README.md` §1): a body that is nothing but a raw `{"error": …}` object, as an HTTP
@@ -144,20 +148,33 @@ export const decoder = (name: Name, options?: Options): Decoder.Decoder => {
 export const autoDecoder = (options?: Options): Decoder.Decoder => {
   let delegate: Decoder.Decoder | undefined
   let undetectable = false
+  /** `data: [DONE]` events before the format is known (see the docs above). */
+  let pendingDone = 0
   const tail = Unframed.make()
+  const choose = (name: Name) => {
+    const chosen = decoder(name, options)
+    delegate = chosen
+    options?.onDetected?.(name)
+    // Only OpenAI Chat reads the sentinel (it ends the body); the other formats ignore it.
+    if (name === "openai-chat" && pendingDone > 0) return chosen.onEvent(done)
+    return undefined
+  }
   return {
     onEvent(event) {
       if (delegate === undefined) {
         if (undetectable) return undefined
+        if (event.data === "[DONE]") {
+          pendingDone++
+          return undefined
+        }
         const name = detect(event)
         if (name === undefined) {
           undetectable = true
           return { failure: malformed("the first event matches no known provider format", event.data) }
         }
-        delegate = decoder(name, options)
-        options?.onDetected?.(name)
+        choose(name)
       }
-      return delegate.onEvent(event)
+      return delegate!.onEvent(event)
     },
     onUnframedLine(line) {
       if (delegate !== undefined) return delegate.onUnframedLine?.(line)
@@ -166,10 +183,14 @@ export const autoDecoder = (options?: Options): Decoder.Decoder => {
       return failure === undefined ? undefined : { failure }
     },
     onEnd() {
+      // A body of nothing but `[DONE]` is OpenAI Chat's (and an IncompleteStream there).
+      if (delegate === undefined && !undetectable && pendingDone > 0) return choose("openai-chat")
       return delegate?.onEnd?.()
     }
   }
 }
+
+const done: Decoder.SseEvent = { event: "message", data: "[DONE]" }
 
 /**
  * Decodes a response body of the named format, or of the format `auto` recognises, into core

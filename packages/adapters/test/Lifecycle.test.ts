@@ -416,3 +416,36 @@ describe("the end event is marked on the core event", () => {
       expect(yield* ends(provider, new TextDecoder().decode(fixture.bytes))).toEqual(marked)
     }))
 })
+
+describe("auto: data: [DONE] does not pick the format", () => {
+  it.effect.each(
+    [
+      ["openai-responses", "openai-responses__single-tool", "complete"],
+      ["anthropic", "anthropic__single-tool", "complete"],
+      ["gemini", "gemini__single-tool", "complete"],
+      ["openai-chat", "openai-chat__single-tool", "ToolCallProtocolError"]
+    ] as const
+  )(
+    "%s: a body that opens with [DONE] reads as it does with the provider named",
+    ([provider, name, expected]) =>
+      Effect.gen(function*() {
+        const fixture = Fixture.load(provider).find((f) => f.name === name)!
+        const body = "data: [DONE]\n\n" + new TextDecoder().decode(fixture.bytes)
+        const detected: Array<Provider.Name> = []
+        const auto = yield* Fixture.runText("auto", body, { onDetected: (n) => detected.push(n) })
+        const named = yield* Fixture.runText(provider, body)
+        expect(detected).toEqual([provider])
+        expect(Fixture.outcome(auto)).toEqual(Fixture.outcome(named))
+        expect(auto.error ?? auto.outcome).toBe(expected)
+      })
+  )
+
+  it.effect("a body of nothing but [DONE] is OpenAI Chat's, and incomplete", () =>
+    Effect.gen(function*() {
+      const detected: Array<Provider.Name> = []
+      const result = yield* Fixture.runText("auto", "data: [DONE]\n\ndata: [DONE]\n\n", {
+        onDetected: (n) => detected.push(n)
+      })
+      expect([detected, result.error]).toEqual([["openai-chat"], "IncompleteStream"])
+    }))
+})
