@@ -47,7 +47,7 @@ const all = Fixture.loadAll()
 const foreign = all.flatMap((f) => Lifecycle.labelled(f))
 
 /** What a tail block is made of: 0 a block of any fixture, 1 random JSON, 2 a copy of the body's own, 3 inert. */
-const tailBlock = Arbitrary.all({ source: int(0, 3), pick: int(0, 1_000_000), json: Arbitrary.schema(Schema.Json) })
+const tailBlock = Arbitrary.all({ source: int(0, 3), which: int(0, 1_000_000), json: Arbitrary.schema(Schema.Json) })
 
 const calls = (r: Fixture.Outcome) => r.toolCalls
 
@@ -72,14 +72,14 @@ for (const provider of Provider.names) {
         Effect.gen(function*() {
           const { list } = ended[pick]!
           const inert = Lifecycle.inertBlocks(provider)
-          const extra = tail.map(({ json, pick, source }): Lifecycle.Labelled =>
+          const extra = tail.map(({ json, source, which }): Lifecycle.Labelled =>
             source === 0
-              ? { ...foreign[pick % foreign.length]! }
+              ? foreign[which % foreign.length]!
               : source === 1
               ? Lifecycle.label(provider, [`data: ${JSON.stringify(json)}`])
               : source === 2
-              ? list[pick % list.length]!
-              : inert[pick % inert.length]!
+              ? list[which % list.length]!
+              : inert[which % inert.length]!
           )
           const base = yield* Fixture.run(provider, [Lifecycle.body(list)])
           const result = yield* Fixture.run(provider, Fixture.chunk(Lifecycle.body([...list, ...extra]), sizes))
