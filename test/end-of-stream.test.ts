@@ -10,7 +10,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { HttpTransport, type Provider } from "@toolgate/adapters"
 import * as LoopbackServer from "@toolgate/adapters/testing/LoopbackServer"
-import { Effect, Fiber, Stream } from "effect"
+import { IdempotencyStore, ToolCallPipeline, ToolExecutor } from "@toolgate/runtime"
+import { Context, Effect, Fiber, Layer, Schema, Stream } from "effect"
+import { Tool, Toolkit } from "effect/ai"
 import { TestClock } from "effect/testing"
 import * as Fixture from "../packages/adapters/test/support/Fixture.js"
 
@@ -140,6 +142,53 @@ describe("HttpTransport stops reading at the end event", () => {
       expect(error).toMatchObject({ _tag: "StreamTimeout", phase: "idle" })
       expect(yield* server.awaitOpenSockets(0)).toBe(0)
     }).pipe(Effect.provide(HttpTransport.layerNode)))
+})
+
+describe("the pipeline over a server that keeps the socket open", () => {
+  const Echo = Tool.make("echo", { parameters: Schema.Struct({ n: Schema.Number }), success: Schema.Number })
+  const toolkit = Toolkit.make(Echo)
+  const chunk = (delta: object, finish: string | null = null) => ({
+    data: { id: "chatcmpl-1", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] }
+  })
+  const body = Fixture.sse([
+    chunk({ role: "assistant", content: "Echoing." }),
+    chunk({
+      tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "echo", arguments: "{\"n\":7}" } }]
+    }),
+    chunk({}, "tool_calls"),
+    { data: "[DONE]" }
+  ])
+
+  it.live("executes the turn once, on the first attempt, and closes the connection", () =>
+    Effect.gen(function*() {
+      const server = yield* holdingServer([{ bytes: body }])
+      let runs = 0
+      const layer = ToolCallPipeline.layer.pipe(
+        Layer.provide(ToolExecutor.layer(toolkit, {
+          echo: {
+            recovery: "reexecute",
+            run: (params) =>
+              Effect.sync(() => {
+                runs++
+                return params.n
+              })
+          }
+        })),
+        Layer.provide(HttpTransport.layerNode),
+        Layer.provide(IdempotencyStore.IdempotencyStore.layerMemory)
+      )
+      const pipeline = Context.get(yield* Layer.build(layer), ToolCallPipeline.ToolCallPipeline)
+      const result = yield* ToolCallPipeline.runTurn(request(server.url, "openai-chat"), {
+        toolkit,
+        scope: { tenant: "t", turn: "keep-open" },
+        // Budgets far beyond the test's own timeout: only stopping at the end event completes it.
+        budgets: { idleMs: 120_000 }
+      }).pipe(Effect.provideService(ToolCallPipeline.ToolCallPipeline, pipeline))
+      expect([result.attempts, result.finishReason, result.text]).toEqual([1, "tool_calls", "Echoing."])
+      expect(result.calls.map((c) => c.outcome)).toMatchObject([{ _tag: "Executed", value: 7 }])
+      expect(runs).toBe(1)
+      expect(yield* server.awaitOpenSockets(0)).toBe(0)
+    }))
 })
 
 describe("HttpTransport.layerReplay: after the end event no budget is an error (TestClock)", () => {
