@@ -217,6 +217,7 @@ describe("HttpTransport.layerReplay: after the end event no budget is an error (
           { idleMs: 1_000 },
           { idleMs: 1_000, afterEndMs: 60_000 },
           { totalMs: 5_000, afterEndMs: 60_000 },
+          { idleMs: 2_000, afterEndMs: Infinity },
           { afterEndMs: 0 }
         ]
       ) {

@@ -122,8 +122,9 @@ export interface Budgets {
   readonly totalMs: number
   /**
    * After the end event: how long the rest of the body is read before the response is closed
-   * and the stream ends there (`0`: right after the read that carried the end event). What
-   * arrives within it is still checked. Running out is not an error.
+   * and the stream ends there (`0`: right after the read that carried the end event; `Infinity`:
+   * until the body ends or a read waits `idleMs`). What arrives within it is still checked.
+   * Running out is not an error.
    */
   readonly afterEndMs: number
 }
@@ -353,9 +354,9 @@ const resolveBudgets = (options: StreamOptions | undefined): Budgets => ({
 
 /**
  * The body under its read budgets. Before the end event each read gets `idleMs` (running out is
- * `StreamTimeout` `idle`); once `ended()` holds, the rest of the body gets `afterEndMs` in all,
- * and running out ends the body cleanly. An abandoned read only ever precedes the end of the
- * stream, so racing it loses nothing.
+ * `StreamTimeout` `idle`); once `ended()` holds, the rest of the body gets `afterEndMs` in all
+ * and each read still at most `idleMs`, and running out of either ends the body cleanly. An
+ * abandoned read only ever precedes the end of the stream, so racing it loses nothing.
  */
 const budgetedBody = (
   body: Stream.Stream<Uint8Array, TransportError>,
@@ -375,8 +376,9 @@ const budgetedBody = (
         if (!ended()) return idle
         const now = clock.currentTimeMillisUnsafe()
         endBy ??= now + budgets.afterEndMs
-        const left = endBy - now
+        const left = Math.min(endBy - now, budgets.idleMs)
         if (left <= 0) return Cause.done()
+        if (!Number.isFinite(left)) return pull
         return Effect.raceFirst(pull, Effect.andThen(Effect.sleep(Duration.millis(left)), Cause.done()))
       })
     }))
