@@ -85,6 +85,10 @@ const defaultMaxEventSize = 16 * 1024 * 1024
  * §2), so nothing after it is decoded or held. The rest of the body is still pulled (and dropped)
  * when the consumer keeps pulling, so a failure of the byte stream itself still surfaces.
  *
+ * An event marked `end` (the body's end event) does not stop the decoding: a finite body is read
+ * to its end, so what follows the end event is still checked whatever the reads. Stopping a live
+ * connection there is the transport's job (`HttpTransport`, `afterEndMs`).
+ *
  * @since 0.1.0
  * @category decoding
  */
