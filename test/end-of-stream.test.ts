@@ -218,6 +218,8 @@ describe("HttpTransport.layerReplay: after the end event no budget is an error (
           { idleMs: 1_000, afterEndMs: 60_000 },
           { totalMs: 5_000, afterEndMs: 60_000 },
           { idleMs: 2_000, afterEndMs: Infinity },
+          // Only the total budget can end this one: running out after the end event is clean.
+          { idleMs: Infinity, afterEndMs: Infinity, totalMs: 5_000 },
           { afterEndMs: 0 }
         ]
       ) {
