@@ -54,7 +54,6 @@ describe("HttpTransport over HTTP", () => {
           return { source: FakeProvider.bytes(byName.get(body.fixture)!.bytes), chunkBytes: body.chunk }
         }
       })
-      const transport = yield* HttpTransport.HttpTransport
       const draw = sizes(20251129)
       const runs = fixtures.flatMap((fixture) => {
         const small = fixture.bytes.length > 16_384 ? draw(16, 256) : draw(1, 24)
@@ -63,17 +62,26 @@ describe("HttpTransport over HTTP", () => {
           { fixture, chunk: [draw(64, 512), draw(513, 4096)] as [number, number] }
         ]
       })
-      yield* Effect.forEach(runs, ({ chunk, fixture }) =>
-        Effect.gen(function*() {
-          const fromFile = yield* Fixture.run(fixture.provider, [fixture.bytes])
-          const overHttp = yield* Fixture.runEvents(
-            transport.stream(request(fake.url, { provider: fixture.provider, body: { fixture: fixture.name, chunk } }))
-              .pipe(Stream.orDie)
-          )
-          expect({ name: fixture.name, chunk, ...Fixture.outcome(overHttp) })
-            .toEqual({ name: fixture.name, chunk, ...Fixture.outcome(fromFile) })
-          expect(Fixture.outcome(overHttp)).toEqual(fixture.expected)
-        }), { concurrency: 8, discard: true })
+      // The transport's layer (and with it the client's connection pool) lives for the runs only.
+      yield* Effect.gen(function*() {
+        const transport = yield* HttpTransport.HttpTransport
+        yield* Effect.forEach(runs, ({ chunk, fixture }) =>
+          Effect.gen(function*() {
+            const fromFile = yield* Fixture.run(fixture.provider, [fixture.bytes])
+            // The fake ends every response, so reading on behind the end event costs nothing here;
+            // with the default `afterEndMs`, bytes a loaded machine delivers later than that
+            // behind the end event would not be read (test/end-of-stream.test.ts).
+            const overHttp = yield* Fixture.runEvents(
+              transport.stream(
+                request(fake.url, { provider: fixture.provider, body: { fixture: fixture.name, chunk } }),
+                { afterEndMs: 30_000 }
+              ).pipe(Stream.orDie)
+            )
+            expect({ name: fixture.name, chunk, ...Fixture.outcome(overHttp) })
+              .toEqual({ name: fixture.name, chunk, ...Fixture.outcome(fromFile) })
+            expect(Fixture.outcome(overHttp)).toEqual(fixture.expected)
+          }), { concurrency: 8, discard: true })
+      }).pipe(Effect.provide(HttpTransport.layerNode))
       const stats = yield* fake.stats
       expect(stats.requests).toBe(runs.length)
       // The assembler stops reading at the first stream-level failure, so the client closes those
@@ -84,8 +92,10 @@ describe("HttpTransport over HTTP", () => {
         expect(byName.get(JSON.parse(record.key).fixture)!.expected.outcome).toBe("error")
       }
       expect(stats.outcomes.completed).toBeGreaterThan(runs.length / 2)
-      expect(yield* fake.awaitOpenSockets(8)).toBeLessThanOrEqual(8)
-    }).pipe(Effect.provide(HttpTransport.layerNode)))
+      // How many connections the pool keeps open in between depends on timing (a response closed
+      // early may be drained and reused, or replaced); once the pool is released, none is left.
+      expect(yield* fake.awaitOpenSockets(0)).toBe(0)
+    }))
 
   it.live("a generated stream assembles to its scenario, with fresh ids on every response", () =>
     Effect.gen(function*() {

@@ -4,18 +4,29 @@
  * Wire format: https://docs.anthropic.com/en/docs/build-with-claude/streaming,
  * https://docs.anthropic.com/en/api/handling-stop-reasons and
  * https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/fine-grained-tool-streaming. The
- * exact rules are `fixtures/README.md` §5:
+ * exact rules are `test/fixtures/README.md` §5:
  *
  * - The event type is the payload's `type` (not a JSON object with a string `type`:
- *   `MalformedStreamEvent`). `ping` and unknown types are ignored; `error` is a
- *   `ProviderStreamError`. The shapes the rules read must be there: `message.id` on
- *   `message_start`, an integer `index` on block events, `content_block` / `delta` objects, `id`
- *   and `name` on a `tool_use` block, string `text_delta.text` and `partial_json`, a
- *   `stop_reason` that is a string or null (else `MalformedStreamEvent`).
- * - One body is one message. A repeated `message_start` with the same `message.id` before any
- *   `content_block_start` is ignored (bridges emit it twice); any other second `message_start`
- *   (another id while the message is open, content already started, after `message_stop`) is a
+ *   `MalformedStreamEvent`). `ping` is ignored anywhere, unknown types inside the message;
+ *   `error` is a `ProviderStreamError`, and so is an error payload without a `type`
+ *   (`data: {"error": {…}}`, what LiteLLM's Anthropic endpoint sends after its upstream timeout):
+ *   it carries the provider's message instead of becoming a `MalformedStreamEvent`. The shapes the
+ *   rules read must be there: `message.id` on `message_start`, an integer `index` on block
+ *   events, `content_block` / `delta` objects, `id` and `name` on a `tool_use` block, string
+ *   `text_delta.text` and `partial_json`, a `stop_reason` that is a string or null (else
+ *   `MalformedStreamEvent`).
+ * - One body is one message (§2, one body, one lifecycle). Its first event other than `ping` must
+ *   be `message_start`: any other first event (content before the message started, a proxy that
+ *   resumed mid-message) is a `ToolCallProtocolError`, read to its end; an error stays a
+ *   `ProviderStreamError`, first or not. A repeated `message_start` with the same `message.id`
+ *   before any `content_block_start` is ignored (bridges emit it twice); any other second
+ *   `message_start` (another id while the message is open, content already started) is a
  *   `ToolCallProtocolError`.
+ * - `message_stop` ends the body (the core event's `end`): any later event but `ping` is a
+ *   `ToolCallProtocolError` and is not read, so a `stop_reason` that arrives after it is never
+ *   the finish reason, and a relay's footer text does not count.
+ * - `data: [DONE]`, which gateways append to Anthropic bodies, is not an event here: ignored
+ *   wherever it appears.
  * - Blocks are keyed by `index`. A second `content_block_start` for an index, a delta or stop
  *   for an index never started, a delta after the block's stop, an `input_json_delta` on a block
  *   that is not `tool_use`/`server_tool_use`, or a `text_delta` on a block that is not `text` is
@@ -31,9 +42,13 @@
  *   (`Finish.terminal: false`); only `message_stop` finishes the stream (`terminal: true`), so a
  *   body without it is `IncompleteStream` even after a `stop_reason`, and a `message_stop`
  *   without a `stop_reason` before it is `UnexpectedFinishReason` with a `null` reason. A
- *   `tool_use` block or tool input after either is a `ToolCallProtocolError` (the assembler
- *   rejects tool data after a finish).
- *
+ *   `tool_use` block or tool input after the `stop_reason` is a `ToolCallProtocolError` (the
+ *   assembler rejects tool data after a finish).
+ * - Stop reasons ({@link finishPolicy}): `tool_use` succeeds; `end_turn` and `stop_sequence`
+ *   succeed under the `compatible` profile and, under `strict`, only for a turn without tool
+ *   calls (`FinishProfile`); `max_tokens` is the token limit; anything else (`refusal`,
+ *   `pause_turn`, …) is unexpected.
+
  * Events are checked with plain `typeof` tests on the hot path; the {@link MessagesEvent} Schema
  * documents the accepted shapes.
  *
@@ -42,6 +57,7 @@
 import { FinishReason, type StreamEvent } from "@toolgate/core"
 import { Predicate, Schema, type Stream } from "effect"
 import * as Decoder from "./Decoder.js"
+import * as FinishProfile from "./FinishProfile.js"
 import {
   EventParts,
   isFailure,
@@ -57,6 +73,38 @@ import {
 } from "./internal/payload.js"
 
 const Index = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+/**
+ * The stop reasons of the Messages API (https://docs.anthropic.com/en/api/handling-stop-reasons)
+ * under a finish profile: `tool_use` releases calls; `end_turn` and `stop_sequence` do too under
+ * `compatible` and only end a text turn under `strict`; `max_tokens` is the token limit.
+ *
+ * @since 0.1.0
+ * @category finish
+ */
+export const finishPolicy = (profile: FinishProfile.FinishProfile): FinishReason.Policy =>
+  profile === "strict" ? strictPolicy : compatiblePolicy
+
+const compatiblePolicy = FinishReason.makePolicy("anthropic", {
+  success: ["tool_use", "end_turn", "stop_sequence"],
+  tokenLimit: ["max_tokens"]
+})
+const strictPolicy = FinishReason.makePolicy("anthropic", {
+  success: ["tool_use"],
+  successWithoutCalls: ["end_turn", "stop_sequence"],
+  tokenLimit: ["max_tokens"]
+})
+
+/**
+ * Options of the Messages decoder.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends Decoder.DecodeOptions {
+  /** Which stop reasons release tool calls. Default `compatible` (`FinishProfile.defaultProfile`). */
+  readonly finishProfile?: FinishProfile.FinishProfile | undefined
+}
 
 /**
  * Schema of the Messages stream events this adapter reads (fields it does not read are allowed
@@ -159,7 +207,8 @@ const blockIndex = (event: Json, data: string, parts: EventParts): number | unde
  * @since 0.1.0
  * @category decoding
  */
-export const decoder = (): Decoder.Decoder => {
+export const decoder = (options?: Options): Decoder.Decoder => {
+  const policy = finishPolicy(options?.finishProfile ?? FinishProfile.defaultProfile)
   const blocks = new Map<number, Block>()
   let messageId: string | undefined
   let contentStarted = false
@@ -186,16 +235,14 @@ export const decoder = (): Decoder.Decoder => {
     if (!Predicate.isObject(message) || typeof message.id !== "string") {
       return parts.fail(malformed("`message_start` needs a `message` with a string `id`", data))
     }
-    if (messageId === undefined && !stopped) {
+    if (messageId === undefined) {
       messageId = message.id
       parts.usage = usageOf(message.usage)
       return
     }
-    if (!stopped && !contentStarted && message.id === messageId) return
+    if (!contentStarted && message.id === messageId) return
     parts.fail(protocol(
-      stopped
-        ? "a second message_start after message_stop"
-        : contentStarted
+      contentStarted
         ? "a second message_start after content started"
         : `a second message_start with another id (${message.id}, open: ${messageId})`
     ))
@@ -305,18 +352,34 @@ export const decoder = (): Decoder.Decoder => {
     const reason = delta.stop_reason
     if (reason !== null && reason !== "") {
       handOverAll(parts)
-      parts.finish = { reason, class: FinishReason.classify(FinishReason.anthropic, reason), terminal: false }
+      parts.finish = { reason, class: FinishReason.classify(policy, reason), terminal: false }
     }
     parts.usage = usageOf(event.usage)
   }
 
   return {
     onEvent({ data }) {
+      // Gateways append OpenAI Chat's sentinel to Anthropic bodies: here it is not an event.
+      if (data === "[DONE]") return undefined
       const event = parseObject(data)
+      if (stopped) {
+        // §5: message_stop ended the body; only pings may follow, and nothing else is read.
+        return !isFailure(event) && event.type === "ping" ? undefined : { failure: afterStop() }
+      }
       if (isFailure(event)) return { failure: event }
       const type = event.type
-      if (typeof type !== "string") return { failure: malformed("the event has no string `type`", data) }
+      if (typeof type !== "string") {
+        if (event.error !== undefined && event.error !== null) {
+          return { failure: providerError(event.error, ["type", "code"]) }
+        }
+        return { failure: malformed("the event has no string `type`", data) }
+      }
+      if (type === "ping") return undefined
       const parts = new EventParts()
+      if (messageId === undefined && type !== "message_start" && type !== "error") {
+        // Read to its end like any failing event (§2): its text and stop reason still count.
+        parts.fail(protocol(`the body opens with ${type}, not message_start`))
+      }
       switch (type) {
         case "message_start":
           onMessageStart(event, data, parts)
@@ -336,6 +399,7 @@ export const decoder = (): Decoder.Decoder => {
         case "message_stop":
           handOverAll(parts)
           stopped = true
+          parts.end = true
           parts.finish = { reason: null, class: "unexpected", terminal: true }
           break
         case "error":
@@ -347,6 +411,9 @@ export const decoder = (): Decoder.Decoder => {
   }
 }
 
+/** The failure of any event but `ping` after `message_stop` (§2, one body, one lifecycle). */
+const afterStop = () => protocol("an event arrived after message_stop, which ends the body")
+
 /**
  * Decodes a Messages API response body into core events.
  *
@@ -354,6 +421,5 @@ export const decoder = (): Decoder.Decoder => {
  * @category decoding
  */
 export const decode =
-  (options?: Decoder.DecodeOptions) =>
-  <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
-    Decoder.decodeSse(decoder, options)(bytes)
+  (options?: Options) => <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
+    Decoder.decodeSse(() => decoder(options), options)(bytes)

@@ -19,7 +19,7 @@
  * lines itself (CRLF, LF or CR, including a CR that ends one read and an LF that starts the next),
  * hands unframed lines to the decoder and the rest, in order, to the same SSE parser; the last
  * line of the body counts even without a line end. This is the one departure from plain SSE
- * (`fixtures/README.md` §1, "Gemini exception"), so it runs only for decoders that ask for it:
+ * (`test/fixtures/README.md` §1, "Gemini exception"), so it runs only for decoders that ask for it:
  * the others keep the plain parser path.
  *
  * @since 0.1.0
@@ -81,9 +81,13 @@ const defaultMaxEventSize = 16 * 1024 * 1024
  * Runs a decoder over a body's bytes: UTF-8 decoding (streaming), SSE framing, then the decoder.
  * Emits one array of core events per read, so downstream work happens per read, not per event.
  *
- * The first event that carries a failure is the last one: it ends assembly (`fixtures/README.md`
+ * The first event that carries a failure is the last one: it ends assembly (`test/fixtures/README.md`
  * §2), so nothing after it is decoded or held. The rest of the body is still pulled (and dropped)
  * when the consumer keeps pulling, so a failure of the byte stream itself still surfaces.
+ *
+ * An event marked `end` (the body's end event) does not stop the decoding: a finite body is read
+ * to its end, so what follows the end event is still checked whatever the reads. Stopping a live
+ * connection there is the transport's job (`HttpTransport`, `afterEndMs`).
  *
  * @since 0.1.0
  * @category decoding

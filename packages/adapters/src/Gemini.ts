@@ -6,7 +6,7 @@
  * https://ai.google.dev/gemini-api/docs/function-calling,
  * https://ai.google.dev/api/generate-content#FinishReason and
  * https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling#streaming-function-call-arguments.
- * The exact rules are `fixtures/README.md` §6 (and §1 for the unframed tail):
+ * The exact rules are `test/fixtures/README.md` §6 (and §1 for the unframed tail):
  *
  * - Each event is a JSON object whose `candidates` and `content.parts`, when present, are
  *   arrays of objects (else `MalformedStreamEvent`). Only the candidate with `index` 0 is read (a
@@ -41,7 +41,14 @@
  * - The finish signal is the first `finishReason` (possibly in a candidate without content), or,
  *   for a blocked prompt with no candidates, `promptFeedback.blockReason`. There is no sentinel.
  *   A `functionCall` after the finish is a `ToolCallProtocolError` (the assembler rejects tool
- *   data after a finish).
+ *   data after a finish). Finish reasons ({@link finishPolicy}): `STOP` succeeds, with or without
+ *   calls, under both finish profiles (Gemini has no reason of its own for a tool turn);
+ *   `MAX_TOKENS` is the token limit; anything else is unexpected.
+ * - Gemini has no end event; the finish chunk is the last one it sends, so it is the core event's
+ *   `end` (a live reader stops there). In a finite body later events are still read: text and
+ *   usage are harmless, an `{"error": …}` is still a `ProviderStreamError` (§2).
+ * - `data: [DONE]`, which gateways append to Gemini bodies, is not an event here: ignored wherever
+ *   it appears (it does not interrupt an unframed error tail either).
  * - An `{"error": …}` payload is a `ProviderStreamError`, as an SSE event or as the raw,
  *   pretty-printed JSON a failing body can end with (no SSE framing, the last line maybe without
  *   a newline): the decoder collects those unframed lines (`Decoder.onUnframedLine`) and reports
@@ -115,6 +122,19 @@ export const GenerateContentResponse = Schema.Struct({
 })
 
 const tooDeep = "a call's arguments nest too deeply to be written as JSON"
+
+/**
+ * Gemini's finish reasons (https://ai.google.dev/api/generate-content#FinishReason) and prompt
+ * block reasons, which are never a success: `STOP` succeeds, `MAX_TOKENS` is the token limit.
+ * The same under both finish profiles.
+ *
+ * @since 0.1.0
+ * @category finish
+ */
+export const finishPolicy: FinishReason.Policy = FinishReason.makePolicy("gemini", {
+  success: ["STOP"],
+  tokenLimit: ["MAX_TOKENS"]
+})
 
 /** A Vertex call whose arguments are still streaming. */
 interface OpenCall {
@@ -239,11 +259,13 @@ export const decoder = (): Decoder.Decoder => {
       else parts.addToolCall({ index: open.index, argumentsDelta: text.slice(0, -1) })
       open = undefined
     }
-    parts.finish = { reason, class: FinishReason.classify(FinishReason.gemini, reason), terminal: true }
+    parts.finish = { reason, class: FinishReason.classify(finishPolicy, reason), terminal: true }
+    parts.end = true
   }
 
   return {
     onEvent({ data }) {
+      if (data === "[DONE]") return undefined
       tail.reset()
       const chunk = parseObject(data)
       if (isFailure(chunk)) return { failure: chunk }

@@ -21,6 +21,24 @@
  * - `StreamAborted`: the caller's `AbortSignal` fired. An Effect interruption stays an
  *   interruption (the fiber that was interrupted cannot fail).
  *
+ * Stopping at the end event. A body's end event (OpenAI Chat `data: [DONE]`, Anthropic
+ * `message_stop`, the terminal Responses event, Gemini's finish chunk: the decoders mark it as
+ * `StreamEvent.end`) means everything the turn needs has arrived, but a server or proxy may keep
+ * the response open after it. So once an event with `end` has been decoded, the rest of the body
+ * is read only for `afterEndMs` (default 100 ms): what arrives by then is still decoded and
+ * checked (a second response or a footer behind the end event is still a
+ * `ToolCallProtocolError`), and then the response is closed and the stream ends as if the body
+ * had ended there. From that point no budget is an error: neither `idle` nor `total` can turn a
+ * finished turn into a `StreamTimeout`. A server that ends the body at once (every first-party
+ * API) is not waited for at all. The mechanism is the transport's, not the decoder's: a finite
+ * body (`Provider.decode` over a file, `inspect`) is always read to its end, so the fixture rules
+ * hold under any chunking there; on a live connection, what a server sends later than
+ * `afterEndMs` behind the end event is not seen.
+ *
+ * The finish profile (`FinishProfile`) is the request's: `ProviderRequest.finishProfile`, else
+ * `StreamOptions.decode.finishProfile`, else `FinishProfile.forRequest` (`strict` for
+ * `api.openai.com` and `api.anthropic.com`, `compatible` elsewhere).
+ *
  * In every case the connection is released when the stream ends: the request is tied to the
  * stream's scope, which aborts it on failure, timeout, abort or interruption (a body that was
  * read to its end leaves a reusable keep-alive connection instead).
@@ -32,13 +50,26 @@
  * @since 0.1.0
  */
 import { AssemblyError, type StreamEvent } from "@toolgate/core"
-import { Clock, Context, Duration, Effect, Layer, Predicate, Redacted, Schedule, type Scope, Stream } from "effect"
+import {
+  Cause,
+  Clock,
+  Context,
+  Duration,
+  Effect,
+  Layer,
+  Predicate,
+  Redacted,
+  Schedule,
+  type Scope,
+  Stream
+} from "effect"
 // Deep imports: the `effect/http` barrel loads the whole server side too (~50 ms at start-up).
 import * as Headers from "effect/http/Headers"
 import * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import { readFile } from "node:fs/promises"
+import * as FinishProfile from "./FinishProfile.js"
 import * as Provider from "./Provider.js"
 import { ProviderHttpError, TransportError, type TransportFailure } from "./TransportError.js"
 
@@ -67,6 +98,12 @@ export interface ProviderRequest {
   readonly apiKeyHeader?: string | undefined
   /** Extra request headers (`anthropic-version`, `openai-organization`, …). */
   readonly headers?: Readonly<Record<string, string>> | undefined
+  /**
+   * Which finish reasons release tool calls for this endpoint (`FinishProfile`). Default:
+   * `FinishProfile.forRequest(request)`, `strict` for the first-party APIs, `compatible` for
+   * every other server.
+   */
+  readonly finishProfile?: FinishProfile.FinishProfile | undefined
 }
 
 /**
@@ -83,16 +120,24 @@ export interface Budgets {
   readonly idleMs: number
   /** From sending the request to the end of the body. */
   readonly totalMs: number
+  /**
+   * After the end event: how long the rest of the body is read before the response is closed
+   * and the stream ends there (`0`: right after the read that carried the end event; `Infinity`:
+   * until the body ends or a read waits `idleMs`). What arrives within it is still checked.
+   * Running out is not an error.
+   */
+  readonly afterEndMs: number
 }
 
 /**
  * Defaults: 60 s to the response head, 60 s between body reads (reasoning models can think
- * silently for tens of seconds), 10 min in all.
+ * silently for tens of seconds), 10 min in all, 100 ms behind the end event (a proxy that appends
+ * something to a body writes it at once; a server that keeps the socket open costs no more).
  *
  * @since 0.1.0
  * @category constants
  */
-export const defaultBudgets: Budgets = { firstByteMs: 60_000, idleMs: 60_000, totalMs: 600_000 }
+export const defaultBudgets: Budgets = { firstByteMs: 60_000, idleMs: 60_000, totalMs: 600_000, afterEndMs: 100 }
 
 /**
  * Options of one stream.
@@ -303,8 +348,40 @@ const httpError = (response: Response, idleMs: number) =>
 const resolveBudgets = (options: StreamOptions | undefined): Budgets => ({
   firstByteMs: options?.firstByteMs ?? defaultBudgets.firstByteMs,
   idleMs: options?.idleMs ?? defaultBudgets.idleMs,
-  totalMs: options?.totalMs ?? defaultBudgets.totalMs
+  totalMs: options?.totalMs ?? defaultBudgets.totalMs,
+  afterEndMs: options?.afterEndMs ?? defaultBudgets.afterEndMs
 })
+
+/**
+ * The body under its read budgets. Before the end event each read gets `idleMs` (running out is
+ * `StreamTimeout` `idle`); once `ended()` holds, the rest of the body gets `afterEndMs` in all
+ * and each read still at most `idleMs`, and running out of either ends the body cleanly. An
+ * abandoned read only ever precedes the end of the stream, so racing it loses nothing.
+ */
+const budgetedBody = (
+  body: Stream.Stream<Uint8Array, TransportError>,
+  budgets: Budgets,
+  ended: () => boolean
+): Stream.Stream<Uint8Array, TransportError | AssemblyError.StreamTimeout> =>
+  Stream.transformPull(body, (pull) =>
+    Effect.map(Clock.clockWith(Effect.succeed), (clock) => {
+      let endBy: number | undefined
+      const idle = Number.isFinite(budgets.idleMs)
+        ? Effect.raceFirst(
+          pull,
+          Effect.andThen(Effect.sleep(Duration.millis(budgets.idleMs)), Effect.fail(timeout("idle", budgets.idleMs)))
+        )
+        : pull
+      return Effect.suspend(() => {
+        if (!ended()) return idle
+        const now = clock.currentTimeMillisUnsafe()
+        endBy ??= now + budgets.afterEndMs
+        const left = Math.min(endBy - now, budgets.idleMs)
+        if (left <= 0) return Cause.done()
+        if (!Number.isFinite(left)) return pull
+        return Effect.raceFirst(pull, Effect.andThen(Effect.sleep(Duration.millis(left)), Cause.done()))
+      })
+    }))
 
 /**
  * The transport's rules over any way of opening a response: budgets, status, abort, masking,
@@ -326,25 +403,40 @@ const make = (open: Open): HttpTransport["Service"] => ({
           orElse: () => Effect.fail(timeout("first_byte", budgets.firstByteMs))
         })
         : open(request)
+      /** An event with `end` was decoded and handed downstream (see the module docs). */
+      let ended = false
       const bytes = Stream.unwrap(Effect.gen(function*() {
         const response = yield* opened
         if (response.status < 200 || response.status > 299) return yield* httpError(response, budgets.idleMs)
-        return Number.isFinite(budgets.idleMs)
-          ? Stream.timeoutOrElse(response.body, {
-            duration: Duration.millis(budgets.idleMs),
-            orElse: () => Stream.fail(timeout("idle", budgets.idleMs))
-          })
-          : response.body
+        return budgetedBody(response.body, budgets, () => ended)
       }))
+      const finishProfile = request.finishProfile ?? options?.decode?.finishProfile ??
+        FinishProfile.forRequest(request)
       let events: Stream.Stream<StreamEvent.StreamEvent, TransportFailure> = bytes.pipe(
-        Provider.decode(request.provider, options?.decode)
+        Provider.decode(request.provider, { ...options?.decode, finishProfile })
       )
       if (Number.isFinite(budgets.totalMs)) {
         events = Stream.interruptWhen(
           events,
-          Effect.andThen(Effect.sleep(Duration.millis(budgets.totalMs)), Effect.fail(timeout("total", budgets.totalMs)))
+          Effect.andThen(
+            Effect.sleep(Duration.millis(budgets.totalMs)),
+            Effect.suspend(() => ended ? Effect.void : Effect.fail(timeout("total", budgets.totalMs)))
+          )
         )
       }
+      // Marked after the total budget's guard: once set, the event that ended the body has been
+      // delivered, so a budget that runs out from here on ends the stream instead of failing it.
+      events = Stream.mapArray(events, (batch) => {
+        if (!ended) {
+          for (let i = 0; i < batch.length; i++) {
+            if (batch[i]!.end === true) {
+              ended = true
+              break
+            }
+          }
+        }
+        return batch
+      })
       if (signal !== undefined) events = Stream.interruptWhen(events, awaitAbort(signal))
       return Stream.mapError(events, sanitize(mask))
     })

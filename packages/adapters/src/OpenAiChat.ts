@@ -5,7 +5,18 @@
  * Wire format: https://platform.openai.com/docs/api-reference/chat-streaming and
  * https://platform.openai.com/docs/guides/function-calling#streaming. The exact rules, with the
  * reading order of a chunk (`error`, `delta.content`, `delta.tool_calls` in array order,
- * `finish_reason`), are `fixtures/README.md` §3.
+ * `finish_reason`), are `test/fixtures/README.md` §3.
+ *
+ * The body's lifecycle (`test/fixtures/README.md` §2 "One body, one lifecycle" and §3):
+ * `data: [DONE]` is not a finish, but it ends the body. It is reported as the core event's `end`
+ * (a live reader stops there, see `HttpTransport`), and any event after it (a chunk of any kind)
+ * is a `ToolCallProtocolError` that is not read: its text, tool data and finish reason do not
+ * count. A repeated `[DONE]` carries nothing and is ignored; comments and blank lines are not
+ * events.
+ *
+ * Finish reasons ({@link finishPolicy}): `tool_calls` succeeds; `stop` succeeds under the
+ * `compatible` profile and, under `strict`, only for a turn without tool calls (`FinishProfile`);
+ * `length` is the token limit; anything else (`content_filter`, `error`, …) is unexpected.
  *
  * Every chunk is checked on the hot path with plain `typeof` tests, not a Schema decode: a
  * Schema decode per event costs more than the event's `JSON.parse` (see `bench/`). The
@@ -28,6 +39,8 @@
  * - a second id on an index whose arguments are incomplete, a changed name or type:
  *   `ToolCallProtocolError`;
  * - tool calls after the finish chunk: `ToolCallProtocolError`;
+ * - any chunk after `data: [DONE]` (a gateway's own usage chunk, a second response):
+ *   `ToolCallProtocolError`, not read;
  * - a missing `finish_reason` (only `[DONE]`): `IncompleteStream`.
  *
  * @since 0.1.0
@@ -35,15 +48,39 @@
 import { AssemblyError, FinishReason, type StreamEvent } from "@toolgate/core"
 import { Predicate, Schema, type Stream } from "effect"
 import * as Decoder from "./Decoder.js"
+import * as FinishProfile from "./FinishProfile.js"
 import {
   isFailure,
   type Json,
   malformed,
   optionalString,
   parseObject,
+  protocol,
   providerError,
   usage
 } from "./internal/payload.js"
+
+/**
+ * The finish reasons of Chat Completions (https://platform.openai.com/docs/api-reference/chat/object)
+ * under a finish profile: `tool_calls` releases calls; `stop` does too under `compatible`
+ * (OpenAI-compatible servers send it with calls, and OpenAI itself for a named `tool_choice`) and
+ * only ends a text turn under `strict`; `length` is the token limit.
+ *
+ * @since 0.1.0
+ * @category finish
+ */
+export const finishPolicy = (profile: FinishProfile.FinishProfile): FinishReason.Policy =>
+  profile === "strict" ? strictPolicy : compatiblePolicy
+
+const compatiblePolicy = FinishReason.makePolicy("openai-chat", {
+  success: ["tool_calls", "stop"],
+  tokenLimit: ["length"]
+})
+const strictPolicy = FinishReason.makePolicy("openai-chat", {
+  success: ["tool_calls"],
+  successWithoutCalls: ["stop"],
+  tokenLimit: ["length"]
+})
 
 /**
  * Schema of one `chat.completion.chunk` as this adapter accepts it (fields it does not read are
@@ -86,6 +123,8 @@ export const ChatCompletionChunk = Schema.Struct({
 export interface Options extends Decoder.DecodeOptions {
   /** Which choice to read when `n > 1` was requested. Default 0; other choices are ignored. */
   readonly choice?: number | undefined
+  /** Which finish reasons release tool calls. Default `compatible` (`FinishProfile.defaultProfile`). */
+  readonly finishProfile?: FinishProfile.FinishProfile | undefined
 }
 
 /** Usage from `usage` (or Groq's `x_groq.usage`), in OpenAI's field names. */
@@ -121,9 +160,16 @@ interface EventParts {
  */
 export const decoder = (options?: Options): Decoder.Decoder => {
   const choiceIndex = options?.choice ?? 0
+  const policy = finishPolicy(options?.finishProfile ?? FinishProfile.defaultProfile)
+  let done = false
   return {
     onEvent({ data }) {
-      if (data === "[DONE]") return undefined
+      if (data === "[DONE]") {
+        if (done) return undefined
+        done = true
+        return ended
+      }
+      if (done) return { failure: protocol("an event arrived after data: [DONE], which ends the body") }
       const chunk = parseObject(data)
       if (isFailure(chunk)) return { failure: chunk }
       const parts: EventParts = {}
@@ -149,17 +195,21 @@ export const decoder = (options?: Options): Decoder.Decoder => {
         else if (choice === undefined && (c.index ?? 0) === choiceIndex) choice = c
       }
       if (choice === undefined) return parts
-      readChoice(choice, data, parts, fail)
+      readChoice(choice, data, parts, fail, policy)
       return parts
     }
   }
 }
 
+/** The core event of `data: [DONE]`: the end of the body, nothing else. */
+const ended: StreamEvent.StreamEvent = { end: true }
+
 const readChoice = (
   choice: Json,
   data: string,
   parts: EventParts,
-  fail: (failure: AssemblyError.StreamFailure) => void
+  fail: (failure: AssemblyError.StreamFailure) => void,
+  policy: FinishReason.Policy
 ): void => {
   const delta = choice.delta
   if (delta !== undefined && delta !== null) {
@@ -175,7 +225,7 @@ const readChoice = (
     else if (reason !== "") {
       parts.finish = {
         reason,
-        class: FinishReason.classify(FinishReason.openAiChat, reason),
+        class: FinishReason.classify(policy, reason),
         terminal: true
       }
     }

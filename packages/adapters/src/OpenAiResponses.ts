@@ -3,7 +3,7 @@
  *
  * Wire format: https://platform.openai.com/docs/api-reference/responses-streaming and
  * https://platform.openai.com/docs/guides/function-calling#streaming. The exact rules are
- * `fixtures/README.md` §4:
+ * `test/fixtures/README.md` §4:
  *
  * - The event type is the payload's `type`; the `event:` line is optional (data-only frames are
  *   valid). A payload that is not a JSON object with a string `type` is a `MalformedStreamEvent`.
@@ -17,22 +17,40 @@
  * - A call's arguments are the item's initial `arguments` followed by every delta; the full
  *   string of `.done` / `output_item.done` must equal them, or is taken when nothing was
  *   accumulated (checked by the assembler through `ToolCallDelta.arguments`).
+ * - A closed call cannot change. After its `function_call_arguments.done` the arguments are
+ *   final: a later delta for the item is a `ToolCallProtocolError`. After its `output_item.done`
+ *   the item is closed: a later delta or `.done` for it is a `ToolCallProtocolError` (a proxy that
+ *   flushes `.done` early must not get `rm -rf build` released as `rm -rf build /`).
  * - The reported id is the item's `call_id` (`call_…`); calls are ordered by `output_index`.
  * - The finish signal is the terminal event (`response.completed`, `response.incomplete`,
  *   `response.failed`); its `response.status` is the finish reason, classified by
- *   `FinishReason.classifyResponses`. `response.failed` is also a `ProviderStreamError`, and so is
- *   an `error` event (whose error object is nested under `error` on the wire; the top-level
- *   `code`/`message` of the API reference are read too).
- * - Any event at all after the terminal event is a `ToolCallProtocolError` (a second response
- *   lifecycle spliced into one body); that event's text still counts (§2).
+ *   {@link classifyStatus} (one success status, so both finish profiles read it the same).
+ *   `response.failed` is also a `ProviderStreamError`, and so is an `error` event (whose error
+ *   object is nested under `error` on the wire; the top-level `code`/`message` of the API
+ *   reference are read too).
+ * - The terminal snapshot must agree with the stream: each `function_call` of a non-empty
+ *   `response.output` pairs with the streamed call it names (item id, else `call_id`) and has its
+ *   `call_id` and `name`; its non-empty `arguments` must equal the streamed ones, and supply
+ *   them when the stream carried none (a gateway that streams `arguments: ""` everywhere must not
+ *   get its call run with `{}`). A snapshot call the stream did not carry, or a streamed call the
+ *   snapshot leaves out, is a `ToolCallProtocolError`; an empty or absent `output` checks nothing.
+ *   Reading order of a terminal event: `response.id`, `status`, the `response.failed` error,
+ *   `output`.
+ * - One body, one lifecycle (§2). One response per body: the first `response.id` names it, and an
+ *   event for another response (a second `response.created` spliced in, a terminal event of a
+ *   concurrent response) is a `ToolCallProtocolError`. The terminal event ends the body (it is
+ *   the core event's `end`); any event at all after it is a `ToolCallProtocolError` and is not
+ *   read: its text, tool data and finish reason do not count.
+ * - `data: [DONE]`, which gateways append to Responses bodies, is not an event here: ignored
+ *   wherever it appears.
  * - Other event types (lifecycle, content parts, reasoning, annotations, …) change nothing.
- *
+
  * Like `OpenAiChat`, events are checked with plain `typeof` tests on the hot path; the
  * {@link ResponsesEvent} Schema documents the accepted shapes.
  *
  * @since 0.1.0
  */
-import { FinishReason, type StreamEvent } from "@toolgate/core"
+import type { FinishReason, StreamEvent } from "@toolgate/core"
 import { Predicate, Schema, type Stream } from "effect"
 import * as Decoder from "./Decoder.js"
 import {
@@ -125,10 +143,34 @@ interface Item {
   readonly id: string | undefined
   readonly callId: string | undefined
   readonly name: string | undefined
+  /** After `function_call_arguments.done` the arguments are final: no delta may follow. */
+  argumentsDone: boolean
+  /** After `output_item.done` the item is closed: no delta or `.done` may follow. */
+  closed: boolean
 }
 
 const isTerminal = (type: string): boolean =>
   type === "response.completed" || type === "response.incomplete" || type === "response.failed"
+
+/**
+ * The finish class of a terminal Responses `status`: `completed` succeeds (whatever the finish
+ * profile: Responses has one success status, with or without tool calls); `incomplete` with
+ * `incomplete_details.reason === "max_output_tokens"` is the token limit; anything else (a bare
+ * `incomplete`, `failed`, …) is unexpected
+ * (https://platform.openai.com/docs/api-reference/responses/object#responses/object-status).
+ *
+ * @since 0.1.0
+ * @category finish
+ */
+export const classifyStatus = (status: string, incompleteReason: string | undefined): FinishReason.FinishClass =>
+  status === "completed"
+    ? "success"
+    : status === "incomplete" && incompleteReason === "max_output_tokens"
+    ? "token_limit"
+    : "unexpected"
+
+/** The failure of any event after the terminal one (§2, one body, one lifecycle). */
+const afterTerminal = () => protocol("an event arrived after the terminal response event, which ends the body")
 
 /**
  * A fresh decoder for one Responses stream.
@@ -139,6 +181,8 @@ const isTerminal = (type: string): boolean =>
 export const decoder = (): Decoder.Decoder => {
   const items = new Map<number, Item>()
   let terminated = false
+  /** The body's response, named by the first `response.id` in it. */
+  let responseId: string | undefined
 
   const functionCallAt = (
     event: Json,
@@ -171,7 +215,31 @@ export const decoder = (): Decoder.Decoder => {
       )
       return undefined
     }
+    if (item.closed) {
+      parts.fail(protocol(`\`${String(event.type)}\` for a call whose output_item.done already closed it`, {
+        index,
+        id: item.callId,
+        name: item.name
+      }))
+      return undefined
+    }
     return { index, item }
+  }
+
+  /**
+   * One response per body: the first `response.id` names it; an event for another response is a
+   * `ToolCallProtocolError` (a second lifecycle spliced in, or a gateway's terminal event of a
+   * concurrent response). A `response.id` that is not a string is a `MalformedStreamEvent`.
+   */
+  const checkResponse = (event: Json, data: string, parts: EventParts) => {
+    const response = event.response
+    if (!Predicate.isObject(response) || response.id === undefined || response.id === null) return
+    const id = response.id
+    if (typeof id !== "string") return parts.fail(malformed("`response.id` is not a string", data))
+    if (responseId === undefined) responseId = id
+    else if (id !== responseId) {
+      parts.fail(protocol(`an event for response ${id} in the body of response ${responseId}`))
+    }
   }
 
   const onItemAdded = (event: Json, data: string, parts: EventParts) => {
@@ -196,7 +264,9 @@ export const decoder = (): Decoder.Decoder => {
         type: item.type,
         id: optionalString(item.id) ?? undefined,
         callId: undefined,
-        name: undefined
+        name: undefined,
+        argumentsDone: false,
+        closed: false
       })
       return
     }
@@ -213,7 +283,7 @@ export const decoder = (): Decoder.Decoder => {
     if (callId === null || id === null) {
       return parts.fail(malformed("a function_call item's `id` or `call_id` is not a string", data))
     }
-    items.set(index, { type: "function_call", id, callId, name })
+    items.set(index, { type: "function_call", id, callId, name, argumentsDone: false, closed: false })
     parts.addToolCall({ index, id: callId, name, argumentsDelta: args })
   }
 
@@ -246,6 +316,7 @@ export const decoder = (): Decoder.Decoder => {
         name: open.name
       }))
     }
+    open.closed = true
     if (args !== undefined) parts.addToolCall({ index, arguments: args })
   }
 
@@ -256,7 +327,91 @@ export const decoder = (): Decoder.Decoder => {
     }
     const found = functionCallAt(event, event.item_id, data, parts)
     if (found === undefined) return
-    parts.addToolCall(done ? { index: found.index, arguments: text } : { index: found.index, argumentsDelta: text })
+    const { index, item } = found
+    if (done) {
+      item.argumentsDone = true
+      return parts.addToolCall({ index, arguments: text })
+    }
+    if (item.argumentsDone) {
+      return parts.fail(
+        protocol("an arguments delta after the call's function_call_arguments.done, which made them final", {
+          index,
+          id: item.callId,
+          name: item.name
+        })
+      )
+    }
+    parts.addToolCall({ index, argumentsDelta: text })
+  }
+
+  /**
+   * The terminal snapshot must agree with the stream (§4): each `function_call` in a non-empty
+   * `output` pairs with the assembled call it names (item id, else `call_id`), with the same
+   * `call_id` and `name`; its non-empty `arguments` go to the assembler as the call's final
+   * arguments, which takes them when the stream carried none and otherwise requires the same
+   * string. A snapshot call that pairs with none, or a streamed call the snapshot leaves out, is a
+   * `ToolCallProtocolError`.
+   */
+  const checkSnapshot = (output: unknown, data: string, parts: EventParts) => {
+    if (output === undefined || output === null) return
+    if (!Array.isArray(output)) return parts.fail(malformed("`response.output` is not an array", data))
+    if (output.length === 0) return
+    let byId: Map<string, number> | undefined
+    let byCallId: Map<string, number> | undefined
+    const paired = new Set<number>()
+    for (let i = 0; i < output.length; i++) {
+      const entry = output[i]
+      if (!Predicate.isObject(entry)) return parts.fail(malformed("a `response.output` entry is not an object", data))
+      if (entry.type !== "function_call") continue
+      const args = entry.arguments
+      if (args !== undefined && args !== null && typeof args !== "string") {
+        return parts.fail(malformed("a snapshot function_call's `arguments` is not a string", data))
+      }
+      if (byId === undefined || byCallId === undefined) {
+        byId = new Map()
+        byCallId = new Map()
+        for (const [index, item] of items) {
+          if (item.type !== "function_call") continue
+          if (item.id !== undefined) byId.set(item.id, index)
+          if (item.callId !== undefined) byCallId.set(item.callId, index)
+        }
+      }
+      const index = typeof entry.id === "string" && entry.id !== ""
+        ? byId.get(entry.id)
+        : typeof entry.call_id === "string"
+        ? byCallId.get(entry.call_id)
+        : undefined
+      const item = index === undefined ? undefined : items.get(index)
+      if (index === undefined || item === undefined || paired.has(index)) {
+        return parts.fail(protocol(
+          `the terminal snapshot lists a function_call (${
+            safeStringify(entry.id ?? entry.call_id)
+          }) that the stream did not carry, or lists it twice`,
+          { name: typeof entry.name === "string" ? entry.name : undefined }
+        ))
+      }
+      paired.add(index)
+      const callId = optionalString(entry.call_id)
+      const changedId = entry.call_id !== undefined && callId !== item.callId
+      const changedName = entry.name !== undefined && entry.name !== item.name
+      if (changedId || changedName) {
+        return parts.fail(protocol("the terminal snapshot gives a call another `call_id` or `name` than the stream", {
+          index,
+          id: item.callId,
+          name: item.name
+        }))
+      }
+      if (typeof args === "string" && args !== "") parts.addToolCall({ index, arguments: args })
+    }
+    for (const [index, item] of items) {
+      if (item.type === "function_call" && !paired.has(index)) {
+        return parts.fail(protocol("the terminal snapshot leaves out a call the stream carried", {
+          index,
+          id: item.callId,
+          name: item.name
+        }))
+      }
+    }
   }
 
   const onTerminal = (event: Json, data: string, parts: EventParts) => {
@@ -265,13 +420,15 @@ export const decoder = (): Decoder.Decoder => {
       return parts.fail(malformed(`\`${String(event.type)}\` needs a \`response\` with a string \`status\``, data))
     }
     terminated = true
+    parts.end = true
     const status = response.status
     if (event.type === "response.failed") {
       parts.fail(providerError(response.error ?? "response.failed", ["code", "type"]))
     }
     const details = response.incomplete_details
     const reason = Predicate.isObject(details) && typeof details.reason === "string" ? details.reason : undefined
-    parts.finish = { reason: status, class: FinishReason.classifyResponses(status, reason), terminal: true }
+    parts.finish = { reason: status, class: classifyStatus(status, reason), terminal: true }
+    checkSnapshot(response.output, data, parts)
     const reported = response.usage
     if (Predicate.isObject(reported)) {
       const cached = Predicate.isObject(reported.input_tokens_details)
@@ -288,20 +445,16 @@ export const decoder = (): Decoder.Decoder => {
 
   return {
     onEvent({ data }) {
-      const parts = new EventParts()
+      // Gateways append OpenAI Chat's sentinel to Responses bodies: here it is not an event.
+      if (data === "[DONE]") return undefined
+      // §4: any event after the terminal one ends assembly, whatever it contains, and is not read.
+      if (terminated) return { failure: afterTerminal() }
       const event = parseObject(data)
-      if (terminated) {
-        // §4: any event after the terminal one is a protocol error, whatever it contains; its
-        // text is still read (§2).
-        if (!isFailure(event) && event.type === "response.output_text.delta" && typeof event.delta === "string") {
-          parts.addText(event.delta)
-        }
-        parts.fail(protocol("an event arrived after the terminal response event"))
-        return parts.toEvent()
-      }
       if (isFailure(event)) return { failure: event }
       const type = event.type
       if (typeof type !== "string") return { failure: malformed("the event has no string `type`", data) }
+      const parts = new EventParts()
+      checkResponse(event, data, parts)
       switch (type) {
         case "response.output_text.delta": {
           if (typeof event.delta !== "string") {

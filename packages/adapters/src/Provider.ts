@@ -9,6 +9,7 @@ import type { StreamEvent } from "@toolgate/core"
 import { Predicate, type Stream } from "effect"
 import * as Anthropic from "./Anthropic.js"
 import * as Decoder from "./Decoder.js"
+import type * as FinishProfile from "./FinishProfile.js"
 import * as Gemini from "./Gemini.js"
 import { malformed } from "./internal/payload.js"
 import * as Unframed from "./internal/unframed.js"
@@ -41,6 +42,14 @@ export const names: ReadonlyArray<Name> = ["openai-chat", "openai-responses", "a
 export interface Options extends Decoder.DecodeOptions {
   /** OpenAI Chat only: the choice to read when `n > 1`. Default 0. */
   readonly choice?: number | undefined
+  /**
+   * Which finish reasons release tool calls (`FinishProfile`). Default `compatible`: a decoder
+   * reads a wire format, not an endpoint, and many OpenAI-compatible servers legitimately end a
+   * tool turn with `stop`. Choose `strict` for a first-party API (`FinishProfile.forRequest`
+   * does, from the URL). Only OpenAI Chat and Anthropic read it; Responses and Gemini have one
+   * success reason.
+   */
+  readonly finishProfile?: FinishProfile.FinishProfile | undefined
   /** `auto` only: called once, synchronously, when the format has been recognised. */
   readonly onDetected?: ((name: Name) => void) | undefined
 }
@@ -110,7 +119,7 @@ export const decoder = (name: Name, options?: Options): Decoder.Decoder => {
     case "openai-responses":
       return OpenAiResponses.decoder()
     case "anthropic":
-      return Anthropic.decoder()
+      return Anthropic.decoder(options)
     case "gemini":
       return Gemini.decoder()
   }
@@ -120,10 +129,14 @@ export const decoder = (name: Name, options?: Options): Decoder.Decoder => {
  * A fresh `auto` decoder: the first event picks the format with {@link detect}
  * (`options.onDetected` hears which), and that format's decoder reads every event, the first
  * included. A first event that matches no format is a `MalformedStreamEvent`, which ends
- * assembly.
+ * assembly. `data: [DONE]` does not pick a format while other events may follow, because
+ * gateways put it into every format: the first other event does, and when that is OpenAI Chat
+ * the sentinels seen before are handed to its decoder first (so a chat body that opens with
+ * `[DONE]` reads exactly as it does with the provider named); a body of nothing but `[DONE]` is
+ * OpenAI Chat's.
  *
  * Until the format is known, unframed lines are collected the way Gemini's raw error tail is
- * (`fixtures/README.md` §1): a body that is nothing but a raw `{"error": …}` object, as an HTTP
+ * (`test/fixtures/README.md` §1): a body that is nothing but a raw `{"error": …}` object, as an HTTP
  * error body often is, reads as a `ProviderStreamError` whatever the provider. Afterwards they go
  * to the chosen decoder, which ignores them unless it is Gemini's. (So `auto` always reads
  * through `decodeSse`'s line-splitting path; naming the provider keeps OpenAI and Anthropic on
@@ -135,20 +148,33 @@ export const decoder = (name: Name, options?: Options): Decoder.Decoder => {
 export const autoDecoder = (options?: Options): Decoder.Decoder => {
   let delegate: Decoder.Decoder | undefined
   let undetectable = false
+  /** `data: [DONE]` events before the format is known (see the docs above). */
+  let pendingDone = 0
   const tail = Unframed.make()
+  const choose = (name: Name) => {
+    const chosen = decoder(name, options)
+    delegate = chosen
+    options?.onDetected?.(name)
+    // Only OpenAI Chat reads the sentinel (it ends the body); the other formats ignore it.
+    if (name === "openai-chat" && pendingDone > 0) return chosen.onEvent(done)
+    return undefined
+  }
   return {
     onEvent(event) {
       if (delegate === undefined) {
         if (undetectable) return undefined
+        if (event.data === "[DONE]") {
+          pendingDone++
+          return undefined
+        }
         const name = detect(event)
         if (name === undefined) {
           undetectable = true
           return { failure: malformed("the first event matches no known provider format", event.data) }
         }
-        delegate = decoder(name, options)
-        options?.onDetected?.(name)
+        choose(name)
       }
-      return delegate.onEvent(event)
+      return delegate!.onEvent(event)
     },
     onUnframedLine(line) {
       if (delegate !== undefined) return delegate.onUnframedLine?.(line)
@@ -157,10 +183,14 @@ export const autoDecoder = (options?: Options): Decoder.Decoder => {
       return failure === undefined ? undefined : { failure }
     },
     onEnd() {
+      // A body of nothing but `[DONE]` is OpenAI Chat's (and an IncompleteStream there).
+      if (delegate === undefined && !undetectable && pendingDone > 0) return choose("openai-chat")
       return delegate?.onEnd?.()
     }
   }
 }
+
+const done: Decoder.SseEvent = { event: "message", data: "[DONE]" }
 
 /**
  * Decodes a response body of the named format, or of the format `auto` recognises, into core

@@ -8,6 +8,9 @@
 export * as Decoder from "./Decoder.js"
 
 /** @since 0.1.0 */
+export * as FinishProfile from "./FinishProfile.js"
+
+/** @since 0.1.0 */
 export * as OpenAiChat from "./OpenAiChat.js"
 
 /** @since 0.1.0 */

@@ -183,21 +183,27 @@ describe("OpenAiResponses", () => {
 
     it.effect.each(
       [
-        ["a text delta", textDelta("late"), "late"],
-        ["an error event", ev("error", { error: { type: "server_error", code: "server_error", message: "boom" } }), ""],
-        ["a second lifecycle", created, ""],
-        ["a second terminal event", completed, ""],
-        ["a payload that is not JSON", { data: "garbage" }, ""]
+        ["a text delta", textDelta("late")],
+        ["an error event", ev("error", { error: { type: "server_error", code: "server_error", message: "boom" } })],
+        ["a second lifecycle", created],
+        ["a second terminal event", terminal("response.incomplete", "incomplete")],
+        ["a payload that is not JSON", { data: "garbage" }],
+        ["a call of its own", addCall(1, "fc_2", "call_2", "assign_owner", "{}")]
       ] as const
-    )("any event after the terminal one: %s", ([, frame, text]) =>
-      Effect.gen(function*() {
-        const result = yield* run([created, textDelta("Hi"), ...oneCall, completed, frame])
-        expect([result.error, result.finishReason, result.text]).toEqual([
-          "ToolCallProtocolError",
-          "completed",
-          `Hi${text}`
-        ])
-      }))
+    )(
+      "any event after the terminal one, not read (its text, tool data and finish do not count): %s",
+      ([, frame]) =>
+        Effect.gen(function*() {
+          const result = yield* run([created, textDelta("Hi"), ...oneCall, completed, frame])
+          expect([result.error, result.finishReason, result.text, result.released]).toEqual([
+            "ToolCallProtocolError",
+            "completed",
+            "Hi",
+            false
+          ])
+          expect(result.failure?.message).toContain("after the terminal response event")
+        })
+    )
   })
 
   describe("finish and errors", () => {

@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Provider } from "@toolgate/adapters"
+import { FinishProfile, Provider } from "@toolgate/adapters"
 import { Console, Data, Effect, FileSystem, Option, Path, Redacted, Stream } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { fileURLToPath } from "node:url"
@@ -68,8 +68,17 @@ const providerFlag = Flag.Literals("provider", ["auto", ...Provider.names]).pipe
   Flag.withDefault("auto" as const)
 )
 
+const finishProfileFlag = (defaultText: string) =>
+  Flag.Literals("finish-profile", FinishProfile.names).pipe(
+    Flag.withDescription(
+      `which finish reasons release tool calls: strict (only tool_calls / tool_use; stop or end_turn with calls is UnexpectedFinishReason) or compatible (stop and end_turn too, for servers that send them with calls); default ${defaultText}`
+    ),
+    Flag.optional
+  )
+
 /**
- * `toolgate inspect FILE [--provider P] [--json] [--tools FILE]`.
+ * `toolgate inspect FILE [--provider P] [--json] [--tools FILE] [--finish-profile strict|compatible]`.
+ * The finish profile defaults to `compatible`: a capture does not say which server sent it.
  *
  * @since 0.1.0
  * @category commands
@@ -81,14 +90,16 @@ export const inspect = Command.make("inspect", {
   tools: Flag.String("tools").pipe(
     Flag.withDescription("a JSON file of tool definitions to validate the released calls against"),
     Flag.optional
-  )
-}, ({ file, json, provider, tools }) =>
+  ),
+  finishProfile: finishProfileFlag("compatible")
+}, ({ file, finishProfile, json, provider, tools }) =>
   Effect.gen(function*() {
     const bytes = yield* readCapture(file)
     const validator = Option.isSome(tools) ? (yield* loadTools(tools.value)).validator : undefined
     const result = yield* Inspect.inspect(Stream.succeed(bytes), {
       provider,
       tools: validator,
+      finishProfile: Option.getOrUndefined(finishProfile),
       onDetected: (name) => {
         process.stderr.write(`toolgate: detected provider ${name}\n`)
       }
@@ -230,7 +241,8 @@ export const run = Command.make("run", {
     Flag.withDefault(1024)
   ),
   dataDir: dataDirFlag,
-  store: storeFlag
+  store: storeFlag,
+  finishProfile: finishProfileFlag("strict for api.openai.com and api.anthropic.com, compatible for other URLs")
 }, (flags) =>
   Effect.gen(function*() {
     if (!URL.canParse(flags.baseUrl) || !/^https?:$/.test(new URL(flags.baseUrl).protocol)) {
@@ -269,6 +281,7 @@ export const run = Command.make("run", {
       dataDir: flags.dataDir,
       store: storeUrl,
       maxTokens: flags.maxTokens,
+      finishProfile: Option.getOrUndefined(flags.finishProfile),
       write: (s) =>
         process.stdout.write(s),
       warn: (s) => process.stderr.write(s)

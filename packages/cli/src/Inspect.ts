@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import type { FinishProfile } from "@toolgate/adapters"
 import { Provider, ToolValidator } from "@toolgate/adapters"
 import { Assembler, AssemblyError } from "@toolgate/core"
 import { Effect, Stream } from "effect"
@@ -41,6 +42,8 @@ export interface InspectOptions {
   /** Called once `auto` has recognised the format. */
   readonly onDetected?: ((name: Provider.Name) => void) | undefined
   readonly maxArgumentsBytes?: number | undefined
+  /** Which finish reasons release tool calls. Default `compatible` (`FinishProfile.defaultProfile`). */
+  readonly finishProfile?: FinishProfile.FinishProfile | undefined
 }
 
 /**
@@ -57,7 +60,10 @@ export const inspect = <E, R>(
   Effect.suspend(() => {
     let text = ""
     let turn: Assembler.AssembledTurn | undefined
-    const events = Provider.decode(options.provider, { onDetected: options.onDetected })(body)
+    const events = Provider.decode(options.provider, {
+      onDetected: options.onDetected,
+      finishProfile: options.finishProfile
+    })(body)
     return events.pipe(
       Assembler.stream({ maxArgumentsBytes: options.maxArgumentsBytes }),
       Stream.runForEach((output) =>

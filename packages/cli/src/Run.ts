@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
-import { HttpTransport } from "@toolgate/adapters"
+import { FinishProfile, HttpTransport } from "@toolgate/adapters"
 import type { IdempotencyKey } from "@toolgate/core"
 import { EmbeddedPostgres, IdempotencyStore, ToolCallPipeline, ToolExecutor } from "@toolgate/runtime"
 import { Context, Effect, Layer, Redacted, Stream } from "effect"
@@ -24,6 +24,9 @@ import * as Webhook from "./Webhook.js"
  * - `scope`: tenant and turn of the intent keys: run the same prompt with the same scope again and
  *   every call is replayed, not re-executed.
  * - `dataDir` / `store`: the embedded store's directory, or a `postgres://` URL.
+ * - `finishProfile`: which finish reasons release tool calls; default `strict` for
+ *   `api.openai.com` and `api.anthropic.com`, `compatible` for every other base URL
+ *   (`FinishProfile.forRequest`).
  *
  * @since 0.1.0
  * @category models
@@ -40,17 +43,24 @@ export interface Options {
   readonly dataDir: string
   readonly store: string | undefined
   readonly maxTokens: number
+  readonly finishProfile?: FinishProfile.FinishProfile | undefined
   readonly write: (text: string) => void
   readonly warn: (text: string) => void
 }
 
 /**
- * The provider request of a run.
+ * The provider request of a run, with its finish profile (`options.finishProfile`, else
+ * `FinishProfile.forRequest`: `strict` for the first-party APIs).
  *
  * @since 0.1.0
  * @category requests
  */
 export const request = (options: Options): HttpTransport.ProviderRequest => {
+  const sent = endpoint(options)
+  return { ...sent, finishProfile: options.finishProfile ?? FinishProfile.forRequest(sent) }
+}
+
+const endpoint = (options: Options): HttpTransport.ProviderRequest => {
   const base = options.baseUrl.replace(/\/+$/, "")
   const messages = [{ role: "user", content: options.prompt }]
   return options.provider === "anthropic"

@@ -4,7 +4,7 @@
  * success finish and every call's arguments are exactly one JSON object. All or nothing: a
  * failed turn releases no tool call, and nothing is repaired.
  *
- * Identity rules (`fixtures/README.md` §3, written for OpenAI Chat, the most general form):
+ * Identity rules (`test/fixtures/README.md` §3, written for OpenAI Chat, the most general form):
  * - With `index`: the index is the key (sparse, any start, any order). A fragment for an index
  *   with no call opens one. A different non-empty `id` on an index that has a call is a
  *   `ToolCallProtocolError`, unless that call's arguments already form exactly one complete JSON
@@ -21,14 +21,16 @@
  *   without an index takes the next index after the highest in use (none is left after
  *   `Number.MAX_SAFE_INTEGER`: `ToolCallProtocolError`).
  *
- * Verdict at the end of the stream (`fixtures/README.md` §2), the first that applies: the
+ * Verdict at the end of the stream (`test/fixtures/README.md` §2), the first that applies: the
  * stream-level failure; `IncompleteStream` without a finish signal; `TokenLimitExceeded` or
- * `UnexpectedFinishReason` for a non-success finish; `MalformedToolArguments`; otherwise the
+ * `UnexpectedFinishReason` for a non-success finish (a `success_no_calls` finish is a success
+ * only for a turn without tool calls: see `FinishReason`); `MalformedToolArguments`; otherwise the
  * completed turn.
  *
  * Cost is linear in the stream's bytes: fragments are appended (V8 ropes, flattened once), no
  * buffer is re-parsed on a delta, and the argument-size check counts UTF-8 bytes only once a call
- * is within a factor of three of its limit.
+ * is within a factor of three of its limit. The count is exact whatever the split: a surrogate
+ * pair whose halves end one delta and start the next is one 4-byte character.
  *
  * @since 0.1.0
  */
@@ -187,8 +189,13 @@ interface Call {
   joined: number
   /** UTF-16 length of the arguments text. */
   chars: number
-  /** UTF-8 length of `args`, counted only once `chars * 3` exceeds the limit; -1 before. */
+  /** UTF-8 length of the arguments text, counted only once `chars * 3` exceeds the limit; -1 before. */
   bytes: number
+  /**
+   * The text counted so far ends with a high surrogate: if the next delta starts with a low one,
+   * the two halves were one 4-byte character, not two 3-byte lone surrogates.
+   */
+  highEnd: boolean
 }
 
 /**
@@ -225,6 +232,7 @@ export const make = (options?: Options): Machine => {
     })
 
   const append = (call: Call, delta: string): ArgumentsTooLarge | undefined => {
+    if (delta.length === 0) return undefined
     const tail = call.tail
     tail.push(delta)
     if (tail.length >= 256 && tail.length * 4 >= call.joined) {
@@ -234,7 +242,13 @@ export const make = (options?: Options): Machine => {
     }
     call.chars += delta.length
     if (call.chars * 3 > maxBytes) {
-      call.bytes = call.bytes < 0 ? utf8Length(argumentsText(call)) : call.bytes + utf8Length(delta)
+      if (call.bytes < 0) call.bytes = utf8Length(argumentsText(call))
+      else {
+        call.bytes += utf8Length(delta)
+        // A surrogate pair split across deltas: its halves were counted 3 + 3, the character is 4.
+        if (call.highEnd && isLowSurrogate(delta.charCodeAt(0))) call.bytes -= 2
+      }
+      call.highEnd = isHighSurrogate(delta.charCodeAt(delta.length - 1))
       if (call.bytes > maxBytes) return tooLarge(call)
     }
     return undefined
@@ -273,7 +287,8 @@ export const make = (options?: Options): Machine => {
       tail: [],
       joined: 0,
       chars: 0,
-      bytes: -1
+      bytes: -1,
+      highEnd: false
     }
     calls.push(call)
     byIndex.set(index, call)
@@ -406,11 +421,15 @@ export const make = (options?: Options): Machine => {
   const end = (): Result.Result<AssembledTurn, AssemblyError> => {
     if (failure !== undefined) return Result.fail(withFinishReason(failure, finishReason))
     if (!finished) return Result.fail(new IncompleteStream({ finishReason, pendingToolCalls: calls.length }))
-    if (finishClass !== "success") {
+    if (finishClass !== "success" && (finishClass !== "success_no_calls" || calls.length > 0)) {
       return Result.fail(
         finishClass === "token_limit"
           ? new TokenLimitExceeded({ finishReason, pendingToolCalls: calls.length })
-          : new UnexpectedFinishReason({ finishReason })
+          : new UnexpectedFinishReason({
+            finishReason,
+            finishClass: finishClass === "success_no_calls" ? "success_no_calls" : "unexpected",
+            pendingToolCalls: calls.length
+          })
       )
     }
     const ordered = calls.length > 1 ? calls.toSorted((a, b) => a.index - b.index) : calls
@@ -569,7 +588,14 @@ const argumentsText = (call: Call): string => {
   return call.args
 }
 
-/** UTF-8 length of a string, counting a surrogate pair as 4 bytes and a lone surrogate as 3. */
+const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff
+const isLowSurrogate = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff
+
+/**
+ * UTF-8 length of a string, counting a surrogate pair as 4 bytes and a lone surrogate as 3 (the
+ * U+FFFD it is encoded as). A pair split across two strings is counted 3 + 3 here; `append`
+ * corrects that at the seam.
+ */
 const utf8Length = (s: string): number => {
   let n = 0
   for (let i = 0; i < s.length; i++) {

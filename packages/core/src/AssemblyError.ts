@@ -5,7 +5,7 @@
  * that was read (`null` when none was), and at most a bounded excerpt (≤ 200 characters) of the
  * offending text, never the whole payload.
  *
- * The meaning of each tag on provider streams is fixed by `fixtures/README.md` (table "error
+ * The meaning of each tag on provider streams is fixed by `test/fixtures/README.md` (table "error
  * tag / when" and "Failures, precedence and the verdict").
  *
  * @since 0.1.0
@@ -66,15 +66,27 @@ export class TokenLimitExceeded extends Schema.TaggedError<TokenLimitExceeded>()
 
 /**
  * Any other non-success finish: `content_filter`, `refusal`, `pause_turn`, `SAFETY`,
- * `MALFORMED_FUNCTION_CALL`, a blocked prompt, or a finish signal without a reason.
+ * `MALFORMED_FUNCTION_CALL`, a blocked prompt, or a finish signal without a reason
+ * (`finishClass: "unexpected"`); or a reason that ends a text turn arriving with tool calls
+ * (`finishClass: "success_no_calls"`: OpenAI Chat `stop`, Anthropic `end_turn` under the strict
+ * finish profile, the shape of a finish a gateway made up after the upstream was cut).
  *
  * @since 0.1.0
  * @category errors
  */
 export class UnexpectedFinishReason extends Schema.TaggedError<UnexpectedFinishReason>()("UnexpectedFinishReason", {
-  finishReason: FinishReasonField
+  finishReason: FinishReasonField,
+  /** What the reason means: not a success at all, or a success that releases no tool calls. */
+  finishClass: Schema.Literals(["unexpected", "success_no_calls"]),
+  /** Tool calls that had started and were withheld. */
+  pendingToolCalls: Schema.Int
 }) {
   override get message(): string {
+    if (this.finishClass === "success_no_calls") {
+      return `the stream finished with ${
+        JSON.stringify(this.finishReason === null ? null : excerpt(this.finishReason))
+      }, which ends a turn without tool calls, but ${this.pendingToolCalls} tool call(s) arrived; none released`
+    }
     return this.finishReason === null
       ? "the stream finished without a finish reason"
       : `the stream finished with ${JSON.stringify(excerpt(this.finishReason))}, which is not a success`
@@ -219,7 +231,7 @@ export class StreamAborted extends Schema.TaggedError<StreamAborted>()("StreamAb
 }
 
 /**
- * A failure that ends assembly at the event where it is found (`fixtures/README.md` §2:
+ * A failure that ends assembly at the event where it is found (`test/fixtures/README.md` §2:
  * "Stream-level failures"). Adapters report these inside a `StreamEvent`.
  *
  * @since 0.1.0
@@ -273,7 +285,7 @@ export const AssemblyError = Schema.Union([
 /**
  * The same failure with the finish reason that was read by the time assembly ended. A stream
  * failure is reported at the end of the event that contains it, and that event's finish reason
- * still counts (`fixtures/README.md` §2).
+ * still counts (`test/fixtures/README.md` §2).
  *
  * @since 0.1.0
  * @category combinators

@@ -1,19 +1,19 @@
 /**
- * The finish-reason policy: which raw finish reasons a provider sends mean success, a token
- * limit, or something else. The raw reason is always kept next to its class.
+ * The finish-reason mechanism: what a raw finish reason means to the assembler, as a class, and
+ * the policy tables that map raw reasons to classes. The raw reason is always kept next to its
+ * class.
  *
- * Rules come from the provider docs and `fixtures/README.md` ("Success finish reasons are …"):
- * - OpenAI Chat Completions: `tool_calls`, `stop` succeed (OpenAI-compatible servers send `stop`
- *   with tool calls, and a forced `tool_choice` ends with `stop`); `length` is the token limit.
- * - OpenAI Responses: status `completed` succeeds; `incomplete` with
- *   `incomplete_details.reason = "max_output_tokens"` is the token limit.
- * - Anthropic Messages: `tool_use`, `end_turn`, `stop_sequence` succeed; `max_tokens` is the
- *   token limit (https://docs.anthropic.com/en/api/handling-stop-reasons).
- * - Gemini: `STOP` succeeds; `MAX_TOKENS` is the token limit
- *   (https://ai.google.dev/api/generate-content#FinishReason).
+ * The classes:
+ * - `success`: the turn completed; its tool calls are released.
+ * - `success_no_calls`: the turn completed as a text turn. Without tool calls it succeeds; with
+ *   any it is `UnexpectedFinishReason` (the reason does not release calls). This is how a
+ *   stricter reading of a provider marks reasons such as OpenAI Chat's `stop`, which the
+ *   first-party API never sends with tool calls but a gateway writes when it makes a finish up.
+ * - `token_limit`: the output token limit was hit (`TokenLimitExceeded`).
+ * - `unexpected`: anything else (`UnexpectedFinishReason`).
  *
- * Everything else (`content_filter`, `refusal`, `pause_turn`, `SAFETY`, a prompt block reason, …)
- * is `"unexpected"`.
+ * Which provider reason has which class is provider knowledge: the tables live with the
+ * adapters (`@toolgate/adapters`), built with {@link makePolicy}. Core knows only the classes.
  *
  * @since 0.1.0
  */
@@ -25,7 +25,7 @@ import { Schema } from "effect"
  * @since 0.1.0
  * @category models
  */
-export const FinishClass = Schema.Literals(["success", "token_limit", "unexpected"])
+export const FinishClass = Schema.Literals(["success", "success_no_calls", "token_limit", "unexpected"])
 
 /**
  * @since 0.1.0
@@ -34,7 +34,9 @@ export const FinishClass = Schema.Literals(["success", "token_limit", "unexpecte
 export type FinishClass = typeof FinishClass.Type
 
 /**
- * A provider's table of raw finish reasons.
+ * A provider's table of raw finish reasons: those that succeed and release tool calls, those that
+ * succeed only without tool calls, and those that mean the token limit. Every other reason is
+ * `"unexpected"`.
  *
  * @since 0.1.0
  * @category models
@@ -42,46 +44,29 @@ export type FinishClass = typeof FinishClass.Type
 export interface Policy {
   readonly provider: string
   readonly success: ReadonlySet<string>
+  readonly successWithoutCalls: ReadonlySet<string>
   readonly tokenLimit: ReadonlySet<string>
 }
 
 /**
- * Builds a policy from the provider's success and token-limit reasons.
+ * Builds a policy from the provider's reasons. `successWithoutCalls` defaults to none.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const makePolicy = (
   provider: string,
-  options: { readonly success: Iterable<string>; readonly tokenLimit: Iterable<string> }
-): Policy => ({ provider, success: new Set(options.success), tokenLimit: new Set(options.tokenLimit) })
-
-/**
- * OpenAI Chat Completions and OpenAI-compatible servers.
- *
- * @since 0.1.0
- * @category policies
- */
-export const openAiChat: Policy = makePolicy("openai-chat", { success: ["tool_calls", "stop"], tokenLimit: ["length"] })
-
-/**
- * Anthropic Messages `stop_reason`.
- *
- * @since 0.1.0
- * @category policies
- */
-export const anthropic: Policy = makePolicy("anthropic", {
-  success: ["tool_use", "end_turn", "stop_sequence"],
-  tokenLimit: ["max_tokens"]
+  options: {
+    readonly success: Iterable<string>
+    readonly successWithoutCalls?: Iterable<string> | undefined
+    readonly tokenLimit: Iterable<string>
+  }
+): Policy => ({
+  provider,
+  success: new Set(options.success),
+  successWithoutCalls: new Set(options.successWithoutCalls ?? []),
+  tokenLimit: new Set(options.tokenLimit)
 })
-
-/**
- * Gemini `finishReason` (and `promptFeedback.blockReason`, which is never a success).
- *
- * @since 0.1.0
- * @category policies
- */
-export const gemini: Policy = makePolicy("gemini", { success: ["STOP"], tokenLimit: ["MAX_TOKENS"] })
 
 /**
  * Classifies a raw reason under a policy. `null` (a finish signal without a reason) is
@@ -95,20 +80,8 @@ export const classify = (policy: Policy, raw: string | null): FinishClass =>
     ? "unexpected"
     : policy.success.has(raw)
     ? "success"
+    : policy.successWithoutCalls.has(raw)
+    ? "success_no_calls"
     : policy.tokenLimit.has(raw)
-    ? "token_limit"
-    : "unexpected"
-
-/**
- * Classifies an OpenAI Responses terminal status. The token limit is `incomplete` with
- * `incomplete_details.reason === "max_output_tokens"`; a bare `incomplete` is unexpected.
- *
- * @since 0.1.0
- * @category classification
- */
-export const classifyResponses = (status: string, incompleteReason: string | undefined): FinishClass =>
-  status === "completed"
-    ? "success"
-    : status === "incomplete" && incompleteReason === "max_output_tokens"
     ? "token_limit"
     : "unexpected"

@@ -2,7 +2,7 @@
  * The normalized stream event: what every provider adapter turns its wire format into, and the
  * only input of the assembler. One provider event (one SSE `data:` payload) becomes at most one
  * `StreamEvent`, so the rule "the first event that contains a failure ends assembly, but that
- * event is still read to its end" (`fixtures/README.md` §2) holds by construction.
+ * event is still read to its end" (`test/fixtures/README.md` §2) holds by construction.
  *
  * The assembler reads an event's parts in this order: `text`, `toolCalls` (in array order),
  * `failure`, `finish`, `usage`. An adapter that finds a failure part-way through a provider event
@@ -140,6 +140,15 @@ export interface StreamEvent {
   readonly failure?: StreamFailure | undefined
   readonly finish?: Finish | undefined
   readonly usage?: Usage | undefined
+  /**
+   * This event ends the provider's stream: OpenAI Chat `data: [DONE]`, Anthropic `message_stop`,
+   * the terminal Responses event, Gemini's finish chunk. Everything the turn needs has arrived,
+   * so a reader of a live connection stops reading after the read that carried it (what that
+   * read holds is still decoded and checked); a finite body is read to its end. What may still
+   * follow it in a body is each adapter's rule (`test/fixtures/README.md` §2, "One body, one
+   * lifecycle"). It is not a finish: the assembler reads finishes from `finish`.
+   */
+  readonly end?: boolean | undefined
 }
 
 /**
@@ -153,5 +162,6 @@ export const StreamEvent: Schema.Codec<StreamEvent, unknown> = Schema.Struct({
   toolCalls: Schema.optional(Schema.Array(ToolCallDelta)),
   failure: Schema.optional(StreamFailure),
   finish: Schema.optional(Finish),
-  usage: Schema.optional(Usage)
+  usage: Schema.optional(Usage),
+  end: Schema.optional(Schema.Boolean)
 })

@@ -10,8 +10,11 @@ import { Cause, Effect, Exit, Stream } from "effect"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 
+/** OpenAI Chat's reasons under the compatible profile (the table lives in the adapters). */
+const chat = FinishReason.makePolicy("openai-chat", { success: ["tool_calls", "stop"], tokenLimit: ["length"] })
+
 const finish = (reason: string): StreamEvent.StreamEvent => ({
-  finish: { reason, class: FinishReason.classify(FinishReason.openAiChat, reason), terminal: true }
+  finish: { reason, class: FinishReason.classify(chat, reason), terminal: true }
 })
 
 const calls = (...deltas: ReadonlyArray<StreamEvent.ToolCallDelta>): StreamEvent.StreamEvent => ({ toolCalls: deltas })

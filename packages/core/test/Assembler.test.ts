@@ -2,8 +2,11 @@ import { assert, describe, expect, it } from "@effect/vitest"
 import { Assembler, FinishReason, type StreamEvent } from "@toolgate/core"
 import { Effect, Fiber, Result, Schema, Stream } from "effect"
 
+/** OpenAI Chat's reasons under the compatible profile (the table lives in the adapters). */
+const chat = FinishReason.makePolicy("openai-chat", { success: ["tool_calls", "stop"], tokenLimit: ["length"] })
+
 const finish = (reason: string): StreamEvent.StreamEvent => ({
-  finish: { reason, class: FinishReason.classify(FinishReason.openAiChat, reason), terminal: true }
+  finish: { reason, class: FinishReason.classify(chat, reason), terminal: true }
 })
 
 const run = (events: ReadonlyArray<StreamEvent.StreamEvent>, options?: Assembler.Options) =>

@@ -65,7 +65,8 @@ export interface RetryPolicy {
  * - `toolkit`: the tools calls are validated against (the executor's handlers serve them).
  * - `scope`: tenant + turn of the intent keys (see `IdempotencyKey.Scope`).
  * - `deadlineMs`: the budget of the streaming phase, retries included (default 10 min).
- * - `budgets`: per-attempt first-byte and idle budgets (`HttpTransport.Budgets`, ms).
+ * - `budgets`: per-attempt first-byte, idle and after-end budgets (`HttpTransport.Budgets`, ms;
+ *   once the body's end event has arrived no budget fails the attempt).
  * - `signal`: aborting it ends the run with `StreamAborted`.
  *
  * @since 0.1.0

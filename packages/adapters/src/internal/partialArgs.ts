@@ -1,7 +1,7 @@
 /**
  * Vertex AI streamed function-call arguments (`streamFunctionCallArguments`): applying one
  * `partialArgs` entry (`{jsonPath, stringValue|numberValue|boolValue|nullValue, willContinue}`)
- * to the arguments object a streamed call is building (`fixtures/README.md` §6;
+ * to the arguments object a streamed call is building (`test/fixtures/README.md` §6;
  * https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling#streaming-function-call-arguments).
  *
  * Paths are RFC 9535 singular queries (https://www.rfc-editor.org/rfc/rfc9535#name-normalized-paths):

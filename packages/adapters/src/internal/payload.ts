@@ -130,7 +130,7 @@ export const usage = (fields: {
 /**
  * The parts of one core event while a decoder reads a provider event. `fail` keeps the first
  * failure only: the first problem in the provider's reading order is the one reported
- * (`fixtures/README.md` §2).
+ * (`test/fixtures/README.md` §2).
  */
 export class EventParts {
   text: string | undefined = undefined
@@ -138,6 +138,8 @@ export class EventParts {
   failure: AssemblyError.StreamFailure | undefined = undefined
   finish: StreamEvent.Finish | undefined = undefined
   usage: StreamEvent.Usage | undefined = undefined
+  /** The event ends the provider's stream (`StreamEvent.end`). */
+  end = false
 
   fail(failure: AssemblyError.StreamFailure): void {
     if (this.failure === undefined) this.failure = failure
@@ -158,7 +160,7 @@ export class EventParts {
   toEvent(): StreamEvent.StreamEvent | undefined {
     if (
       this.text === undefined && this.toolCalls === undefined && this.failure === undefined &&
-      this.finish === undefined && this.usage === undefined
+      this.finish === undefined && this.usage === undefined && !this.end
     ) return undefined
     const event: {
       text?: string
@@ -166,12 +168,14 @@ export class EventParts {
       failure?: AssemblyError.StreamFailure
       finish?: StreamEvent.Finish
       usage?: StreamEvent.Usage
+      end?: boolean
     } = {}
     if (this.text !== undefined) event.text = this.text
     if (this.toolCalls !== undefined) event.toolCalls = this.toolCalls
     if (this.failure !== undefined) event.failure = this.failure
     if (this.finish !== undefined) event.finish = this.finish
     if (this.usage !== undefined) event.usage = this.usage
+    if (this.end) event.end = true
     return event
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Collects unframed body lines (lines an SSE parser drops as unknown fields) until they form one
- * JSON object, for Gemini's raw `{"error": …}` tail (`fixtures/README.md` §1, "Gemini
+ * JSON object, for Gemini's raw `{"error": …}` tail (`test/fixtures/README.md` §1, "Gemini
  * exception").
  *
  * The collector tracks the bracket depth of the collected text, outside JSON strings, so it
