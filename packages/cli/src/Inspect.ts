@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Provider } from "@toolgate/adapters"
+import { type Decoder, Provider } from "@toolgate/adapters"
 import { Assembler, AssemblyError, ToolCall } from "@toolgate/core"
 import { Effect, Stream } from "effect"
 import type { Tool, Toolkit } from "effect/ai"
@@ -45,8 +45,11 @@ export interface InspectOptions {
 }
 
 /**
- * Inspects one response body. Assembly and validation errors become the `error` outcome; only
- * errors of the body itself (`E`, reading the file) fail the effect.
+ * Inspects one response body, read as it streams: reading stops once a failure has decided the
+ * verdict. Assembly and validation errors become the `error` outcome; the effect fails only with
+ * errors of the body itself (`E`, reading the file) and with `Decoder.NotAnEventStream` when the
+ * body is not an event stream at all (a non-streaming JSON response, any other text), which is an
+ * input error, not an outcome.
  *
  * @since 0.1.0
  * @category inspecting
@@ -54,7 +57,7 @@ export interface InspectOptions {
 export const inspect = <E, R>(
   body: Stream.Stream<Uint8Array, E, R>,
   options: InspectOptions
-): Effect.Effect<InspectResult, E, R> =>
+): Effect.Effect<InspectResult, E | Decoder.NotAnEventStream, R> =>
   Effect.suspend(() => {
     let text = ""
     let turn: Assembler.AssembledTurn | undefined
