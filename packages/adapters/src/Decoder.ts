@@ -87,7 +87,8 @@ const defaultMaxEventSize = 16 * 1024 * 1024
  * when the consumer keeps pulling, so a failure of the byte stream itself still surfaces.
  *
  * A body that holds no SSE line at all (see {@link NotAnEventStream}) fails the stream with
- * `NotAnEventStream` when it ends, instead of ending without events.
+ * `NotAnEventStream` when it ends, instead of ending without events, or as soon as it has passed
+ * `maxEventSize` bytes without one (it is not read further).
  *
  * @since 0.1.0
  * @category decoding
@@ -98,6 +99,7 @@ export const decodeSse =
     EventStreamProbe.guard(
       bytes,
       decodeFramed(makeDecoder, options),
+      options?.maxEventSize ?? defaultMaxEventSize,
       (verdict) => new NotAnEventStream({ ...verdict, contentType: null })
     )
 
@@ -205,6 +207,8 @@ const decodeFramed =
  * (the request did not ask for a stream), or an HTML page from a proxy, or a file that is not a
  * capture. Not retried by the pipeline: asking again gets the same answer.
  *
+ * A body gets this verdict when it ends, or once it has passed the decoder's `maxEventSize` in
+ * bytes without one SSE line (it is not read further; `found` then looks at its start only).
  * Not raised for an empty or blank body, nor for one cut inside its first line (`IncompleteStream`),
  * nor for Gemini's unframed `{"error": …}` body, which is a `ProviderStreamError`
  * (`test/fixtures/README.md` §1, "Gemini exception"). A body whose events are all comments is an

@@ -9,7 +9,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Decoder, Provider } from "@toolgate/adapters"
 import { Assembler } from "@toolgate/core"
-import { Arbitrary, Effect, Schema, Stream } from "effect"
+import { Arbitrary, Data, Effect, Schema, Stream } from "effect"
 import * as Fixture from "./support/Fixture.js"
 
 const int = (minimum: number, maximum: number) =>
@@ -143,6 +143,35 @@ describe("NotAnEventStream", () => {
       const error = yield* failureOf("anthropic", [Fixture.bytes(body)]) as Effect.Effect<Decoder.NotAnEventStream>
       expect(error.excerpt).toBe(`a${"😀".repeat(79)}`)
       expect(error.message.length).toBeLessThanOrEqual(300)
+    }))
+
+  it.effect("a body with no SSE line within the event-size limit gets its verdict there and is read no further", () =>
+    Effect.gen(function*() {
+      class ReadTooFar extends Data.TaggedError("ReadTooFar") {}
+      const piece = Fixture.bytes(`{"padding":"${"x".repeat(4096)}`)
+      const endless = (limit: number) =>
+        Stream.fromIterable(Array.from({ length: Math.ceil(limit / piece.length) + 1 }, () => piece)).pipe(
+          Stream.concat(Stream.fail(new ReadTooFar()))
+        )
+      for (const mode of modes) {
+        const small = yield* endless(100_000).pipe(
+          Provider.decode(mode, { maxEventSize: 100_000 }),
+          Assembler.assemble(),
+          Effect.flip
+        )
+        expect(small).toMatchObject({ _tag: "NotAnEventStream", found: "json" })
+      }
+      // The default limit (16 MiB): a 17 MB single-line JSON body is not an oversized SSE event.
+      const big = yield* endless(16 * 1024 * 1024).pipe(Provider.decode("gemini"), Assembler.assemble(), Effect.flip)
+      expect(big).toMatchObject({ _tag: "NotAnEventStream", found: "json" })
+      // An SSE line first: the same bytes after it are one oversized event.
+      const stream = Stream.concat(Stream.make(Fixture.bytes("data: {\"a\":\"")), endless(100_000))
+      const oversized = yield* stream.pipe(
+        Provider.decode("openai-chat", { maxEventSize: 100_000 }),
+        Assembler.assemble(),
+        Effect.flip
+      )
+      expect(oversized).toMatchObject({ _tag: "MalformedStreamEvent" })
     }))
 
   describe("not raised for event streams, cut ones and blank bodies", () => {

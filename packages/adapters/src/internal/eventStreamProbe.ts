@@ -15,6 +15,10 @@
  * or whose last, unterminated line is a prefix of an SSE field name (`dat`, a stream cut inside
  * its first line).
  *
+ * A body that shows no SSE line in its first `limit` bytes (the decoder's event-size limit) gets
+ * its verdict there, without being read further: it could only go on to fail that limit anyway,
+ * as one oversized "event" of unknown lines.
+ *
  * @internal
  */
 import type { StreamEvent } from "@toolgate/core"
@@ -79,12 +83,14 @@ export const excerptOf = (text: string): string => {
 export interface Probe {
   /** Looks at the next read. Free once the body has shown an SSE line. */
   readonly feed: (chunk: Uint8Array) => void
-  /** The body ended: its verdict when it is not an event stream, else `undefined`. */
+  /** More than `limit` bytes and not one SSE line: the verdict is already known. */
+  readonly overLimit: () => boolean
+  /** The body ended (or went over the limit): its verdict when it is not an event stream, else `undefined`. */
   readonly end: () => Verdict | undefined
 }
 
-/** Creates a probe for one body. */
-export const make = (): Probe => {
+/** Creates a probe for one body, which gives its verdict early past `limit` bytes. */
+export const make = (limit: number): Probe => {
   /** An SSE line was seen: the body is an event stream, nothing more to look at. */
   let sse = false
   /** BOM bytes matched at the body's start so far; -1 once past them. */
@@ -98,10 +104,12 @@ export const make = (): Probe => {
   let last = -1
   const start = new Uint8Array(keptBytes)
   let startLength = 0
+  let seen = 0
 
   const feed = (chunk: Uint8Array) => {
     if (sse) return
     const n = chunk.length
+    seen += n
     let i = 0
     while (bom >= 0 && i < n) {
       if (chunk[i] === BOM[bom]) {
@@ -169,8 +177,16 @@ export const make = (): Probe => {
     }
   }
 
+  const overLimit = () => !sse && seen > limit
+
   const end = (): Verdict | undefined => {
     if (sse || first < 0) return undefined
+    if (overLimit()) {
+      const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(start.subarray(0, startLength), {
+        stream: true
+      })
+      return { found: first === OPEN_BRACE || first === OPEN_BRACKET ? "json" : "text", excerpt: excerptOf(text) }
+    }
     // The body stopped inside its last line while that line could still become a field line.
     if (!skipping && headLength > 0 && matches(head, headLength, false)) return undefined
     const found = (first === OPEN_BRACE && last === CLOSE_BRACE) || (first === OPEN_BRACKET && last === CLOSE_BRACKET)
@@ -180,26 +196,28 @@ export const make = (): Probe => {
     return { found, excerpt: excerptOf(text) }
   }
 
-  return { feed, end }
+  return { feed, overLimit, end }
 }
 
 /**
- * Runs `decode` over `bytes` with a probe on the bytes: when the body ends, showed no SSE line and
- * `decode` emitted no event (Gemini's unframed `{"error": …}` body does emit one), the stream fails
- * with `onVerdict`'s error instead of ending.
+ * Runs `decode` over `bytes` with a probe on the bytes: when the body ends (or passes `limit`
+ * bytes), showed no SSE line and `decode` emitted no event (Gemini's unframed `{"error": …}` body
+ * does emit one), the stream fails with `onVerdict`'s error instead of ending.
  */
 export const guard = <E, R, F>(
   bytes: Stream.Stream<Uint8Array, E, R>,
-  decode: (bytes: Stream.Stream<Uint8Array, E, R>) => Stream.Stream<StreamEvent.StreamEvent, E, R>,
+  decode: <E2, R2>(bytes: Stream.Stream<Uint8Array, E2, R2>) => Stream.Stream<StreamEvent.StreamEvent, E2, R2>,
+  limit: number,
   onVerdict: (verdict: Verdict) => F
 ): Stream.Stream<StreamEvent.StreamEvent, E | F, R> =>
   Stream.suspend(() => {
-    const probe = make()
+    const probe = make(limit)
     let emitted = false
     const probed = Stream.transformPull(bytes, (pull) =>
-      Effect.succeed(Effect.map(pull, (chunks) => {
+      Effect.succeed(Effect.flatMap(pull, (chunks) => {
         for (let i = 0; i < chunks.length; i++) probe.feed(chunks[i]!)
-        return chunks
+        if (!emitted && probe.overLimit()) return Effect.fail(onVerdict(probe.end()!))
+        return Effect.succeed(chunks)
       })))
     return Stream.transformPull(decode(probed), (pull) =>
       Effect.succeed(
