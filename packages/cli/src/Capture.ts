@@ -31,13 +31,19 @@ export class CaptureError extends Schema.TaggedError<CaptureError>()("CaptureErr
 }
 
 /**
- * Bytes per read: large enough that the per-read work (one array of events through the decoder
- * and the assembler) is amortised, small enough to keep memory flat.
+ * Bytes per file read (default of `open`'s `readBytes`): few system calls, memory still flat.
  *
  * @since 0.1.0
  * @category constants
  */
 export const readBytes = 256 * 1024
+
+/**
+ * The largest piece a read is handed on in: the decoder's work per piece (one UTF-8 decode, one
+ * SSE parser feed) is cheapest around this size. Measured on a 54 MB capture: 256 KiB reads
+ * handed on whole took about twice as long as the same reads in 64 KiB pieces.
+ */
+const pieceBytes = 64 * 1024
 
 /** The length of the UTF-8 sequence a lead byte starts (1 for an invalid lead: it fails on its own). */
 const sequenceLength = (lead: number): number => lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1
@@ -139,11 +145,15 @@ export const open = Effect.fnUntraced(function*(file: string, options?: { readon
     return fs.stream(file, { chunkSize: options?.readBytes ?? readBytes }).pipe(
       Stream.mapError((e) => fail(`cannot be read (${e.message})`)),
       Stream.mapArrayEffect((reads) => {
+        const pieces: Array<Uint8Array> = []
         for (let i = 0; i < reads.length; i++) {
-          const error = check(reads[i]!)
+          const read = reads[i]!
+          const error = check(read)
           if (error !== undefined) return Effect.fail(error)
+          for (let at = 0; at < read.length; at += pieceBytes) pieces.push(read.subarray(at, at + pieceBytes))
         }
-        return Effect.succeed(reads)
+        // A read is never empty, so neither is `pieces`.
+        return Effect.succeed(pieces as unknown as readonly [Uint8Array, ...Array<Uint8Array>])
       }),
       Stream.concat(Stream.suspend(() =>
         offset === 0
