@@ -1,0 +1,138 @@
+/**
+ * The `toolgate inspect` benchmark: one generated capture of hundreds of megabytes
+ * (`writeCapture` in `bench/generator.ts`, written to a temporary directory in pieces) through the
+ * built CLI as a child process, as a user runs it: `toolgate inspect FILE --provider openai-chat
+ * --json`. Measured: the wall time from spawning the process to its exit, and its peak resident
+ * set size (`process.resourceUsage().maxRSS`, the kernel's high-water mark, written by a module
+ * the child preloads with `--import` when it exits; nothing in the CLI itself). The JSON it
+ * prints is checked against the capture's ground truth (every call's id, name and arguments).
+ * Target (issue 9): a 500 MB capture stays under 300 MB of RSS. The same two figures for
+ * `toolgate --version` give the start-up share of both.
+ *
+ * Run: `npx tsc -b && npx tsc -b bench && node bench/dist/inspect.js [MB...]` (default 50 and
+ * 500), or through `bench/main.ts` (50 and 500 MB; 50 MB only with `--quick`).
+ */
+import { spawn } from "node:child_process"
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { writeCapture } from "./generator.js"
+
+/** One row of the table. */
+export interface Row {
+  readonly "capture MB": number
+  readonly "tool calls": number
+  readonly "SSE events": number
+  readonly "arguments MB": number
+  readonly "inspect s": number
+  readonly "MB/s": number
+  readonly "peak RSS MB": number
+  readonly target: string
+}
+
+/** What `toolgate --version` costs: the start-up share of every row. */
+export interface StartUp {
+  readonly seconds: number
+  readonly peakRssMB: number
+}
+
+/** The peak RSS target, in MB (10^6 bytes; issue 9: under 300 MB for a 500 MB capture). */
+const targetMB = 300
+
+const bin = fileURLToPath(new URL("../../packages/cli/bin/toolgate.js", import.meta.url))
+
+/** Spawns the CLI with `args`; its stdout, exit code, wall time (ms) and peak RSS (KiB). */
+const toolgate = (args: ReadonlyArray<string>, dir: string) =>
+  new Promise<{ stdout: string; code: number | null; ms: number; maxRssKiB: number }>((resolve, reject) => {
+    const probe = join(dir, "max-rss.mjs")
+    const out = join(dir, "max-rss.txt")
+    writeFileSync(
+      probe,
+      `import { writeFileSync } from "node:fs"\n` +
+        `process.on("exit", () => writeFileSync(${JSON.stringify(out)}, String(process.resourceUsage().maxRSS)))\n`
+    )
+    const started = performance.now()
+    const child = spawn(
+      process.execPath,
+      ["--import", pathToFileURL(probe).href, bin, ...args],
+      { stdio: ["ignore", "pipe", "inherit"] }
+    )
+    const chunks: Array<Buffer> = []
+    child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk))
+    child.on("error", reject)
+    child.on("close", (code) => {
+      const ms = performance.now() - started
+      resolve({
+        stdout: Buffer.concat(chunks).toString("utf8"),
+        code,
+        ms,
+        maxRssKiB: Number(readFileSync(out, "utf8"))
+      })
+    })
+  })
+
+const mb = (bytes: number) => Math.round(bytes / 1e5) / 10
+
+/** Runs `toolgate --version` once: the start-up time and peak RSS every inspection includes. */
+export const measureStartUp = async (): Promise<StartUp> => {
+  const dir = mkdtempSync(join(tmpdir(), "toolgate-bench-inspect-"))
+  try {
+    const run = await toolgate(["--version"], dir)
+    if (run.code !== 0) throw new Error(`toolgate --version exited ${run.code}`)
+    return { seconds: Math.round(run.ms / 10) / 100, peakRssMB: mb(run.maxRssKiB * 1024) }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Generates a capture of `megabytes` (10^6 bytes; calls of 256 KiB of arguments) in a temporary
+ * directory, inspects it once, checks the result and gives the row. Throws when the result is
+ * wrong.
+ */
+export const runInspectBenchmark = async (megabytes: number): Promise<Row> => {
+  const dir = mkdtempSync(join(tmpdir(), "toolgate-bench-inspect-"))
+  try {
+    const file = join(dir, "capture.sse")
+    const fd = openSync(file, "w")
+    const capture = writeCapture("openai-chat", { bytes: megabytes * 1e6, argumentBytes: 256 * 1024 }, (piece) => {
+      writeSync(fd, piece)
+    })
+    closeSync(fd)
+    const run = await toolgate(["inspect", file, "--provider", "openai-chat", "--json"], dir)
+    const got = JSON.parse(run.stdout) as {
+      outcome: string
+      finishReason: string | null
+      text: string
+      toolCalls: ReadonlyArray<{ id: string; name: string; arguments: unknown }>
+    }
+    const wrong = run.code !== 0 || got.outcome !== "complete" || got.finishReason !== capture.finishReason ||
+      got.text !== capture.text || got.toolCalls.length !== capture.toolCalls.length ||
+      got.toolCalls.some((call, i) => {
+        const expected = capture.toolCalls[i]!
+        return call.id !== expected.id || call.name !== expected.name ||
+          JSON.stringify(call.arguments) !== expected.argumentsText
+      })
+    if (wrong) throw new Error(`toolgate inspect gave a wrong result (exit ${run.code}): ${run.stdout.slice(0, 300)}`)
+    const peakMB = mb(run.maxRssKiB * 1024)
+    return {
+      "capture MB": mb(capture.bytes),
+      "tool calls": capture.toolCalls.length,
+      "SSE events": capture.events,
+      "arguments MB": mb(capture.toolCalls.reduce((n, call) => n + Buffer.byteLength(call.argumentsText), 0)),
+      "inspect s": Math.round(run.ms / 10) / 100,
+      "MB/s": Math.round(capture.bytes / 1e3 / run.ms),
+      "peak RSS MB": peakMB,
+      target: `< ${targetMB} MB RSS: ${peakMB < targetMB ? "met" : "missed"}`
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const sizes = process.argv.length > 2 ? process.argv.slice(2).map(Number) : [50, 500]
+  console.log(await measureStartUp())
+  for (const megabytes of sizes) console.log(await runInspectBenchmark(megabytes))
+}
