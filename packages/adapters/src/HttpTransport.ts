@@ -18,8 +18,6 @@
  * - `StreamTimeout`: `first_byte` (no response head in time), `idle` (no body bytes in time, from
  *   the head to the first read and between reads), `total` (the stream, from the request to the
  *   last byte, took longer than its deadline).
- * - `StreamAborted`: the caller's `AbortSignal` fired. An Effect interruption stays an
- *   interruption (the fiber that was interrupted cannot fail).
  * - `NotAnEventStream`: a 2xx response whose `content-type` is JSON (`application/json`, any
  *   `…+json` type, NDJSON), decided from the head with the start of the body as its excerpt (the
  *   classic non-streaming answer: the request did not ask for a stream, or the server ignored
@@ -28,6 +26,8 @@
  *   labels (`text/plain`, `application/octet-stream`, which some servers put on their streams)
  *   are read by their bytes, so an HTML page from a proxy ends in `NotAnEventStream` too, once
  *   its body has ended.
+ * - `StreamAborted`: the caller's `AbortSignal` fired. An Effect interruption stays an
+ *   interruption (the fiber that was interrupted cannot fail).
  *
  * In every case the connection is released when the stream ends: the request is tied to the
  * stream's scope, which aborts it on failure, timeout, abort or interruption (a body that was
