@@ -270,24 +270,28 @@ describe("toolgate inspect: a body that is not an event stream is an input error
   const html = write("gateway.html", "<!DOCTYPE html>\n<html><body><h1>502 Bad Gateway</h1></body></html>\n")
   const json = "a JSON body, not an event stream; did the request set stream: true?"
   const text = "no server-sent events found"
-  it.concurrent.for([
+  const bodies = [
     { label: "a chat.completion body", file: chat, provider: "openai-chat", says: json },
     { label: "a Responses body", file: responses, provider: "openai-responses", says: json },
     { label: "an Anthropic message body", file: anthropic, provider: "anthropic", says: json },
     { label: "a Gemini generateContent body", file: gemini, provider: "gemini", says: json },
     { label: "the README", file: join(root, "README.md"), provider: "openai-chat", says: text },
     { label: "an HTML page", file: html, provider: "anthropic", says: text }
-  ])("$label, with --provider auto and its own provider", async ({ file, provider, says }) => {
-    for (const args of [["--json"], ["--provider", provider, "--json"], ["--provider", provider]]) {
-      const { code, stderr, stdout } = await toolgate("inspect", file, ...args)
-      expect(code).toBe(1)
-      expect(stdout).toBe("")
-      const lines = stderr.trimEnd().split("\n")
-      expect(lines).toHaveLength(1)
-      expect(lines[0]).toContain(`toolgate: ${file}: `)
-      expect(lines[0]).toContain(says)
-      expect(lines[0]).toContain("(the body starts \"")
-    }
+  ]
+  // One process per test, like the corpus tests above.
+  it.concurrent.for(bodies.flatMap((body) => [
+    { ...body, args: ["--json"] },
+    { ...body, args: ["--provider", body.provider, "--json"] },
+    { ...body, args: ["--provider", body.provider] }
+  ]))("$label, inspect $args", { timeout: 60_000 }, async ({ args, file, says }) => {
+    const { code, stderr, stdout } = await toolgate("inspect", file, ...args)
+    expect(code).toBe(1)
+    expect(stdout).toBe("")
+    const lines = stderr.trimEnd().split("\n")
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toContain(`toolgate: ${file}: `)
+    expect(lines[0]).toContain(says)
+    expect(lines[0]).toContain("(the body starts \"")
   })
 
   it.concurrent.for([
@@ -310,16 +314,18 @@ describe("toolgate inspect: a body that is not an event stream is an input error
       provider: "openai-chat",
       error: "IncompleteStream"
     }
-  ])("is still an event stream outcome: $label", async ({ body, error, provider }) => {
-    const file = write(`${error}-${body.length}.sse`, body)
-    for (const mode of [provider, "auto"]) {
+  ].flatMap((c) => [{ ...c, mode: c.provider }, { ...c, mode: "auto" }]))(
+    "is still an event stream outcome: $label (--provider $mode)",
+    { timeout: 60_000 },
+    async ({ body, error, mode }) => {
+      const file = write(`${error}-${body.length}-${mode}.sse`, body)
       const { code, stdout } = await toolgate("inspect", file, "--provider", mode, "--json")
       expect(code).toBe(2)
       expect(JSON.parse(stdout).error._tag).toBe(error)
     }
-  })
+  )
 
-  it("toolgate corpus stops at a capture that is not an event stream, naming it", async () => {
+  it("toolgate corpus stops at a capture that is not an event stream, naming it", { timeout: 60_000 }, async () => {
     const corpus = mkdtempSync(join(tmpdir(), "toolgate-corpus-"))
     mkdirSync(join(corpus, "openai-chat"))
     copyFileSync(join(fixtures, "openai-chat/openai-chat__single-tool.sse"), join(corpus, "openai-chat/a.sse"))
@@ -362,6 +368,7 @@ describe("toolgate inspect reads the capture as a stream", () => {
     }
   ])(
     "$label 3 MB into a file is the one-line input error with its offset, never a JSON outcome",
+    { timeout: 60_000 },
     async ({ bad, says }) => {
       const prefix = `${chunk({ role: "assistant", content: "" })}${filler(3_000_000)}data: `
       const file = write(`late-${bad.join("-")}.sse`, prefix, bad)
@@ -376,7 +383,7 @@ describe("toolgate inspect reads the capture as a stream", () => {
     }
   )
 
-  it("a character split across the reads of the file comes out whole", async () => {
+  it("a character split across the reads of the file comes out whole", { timeout: 60_000 }, async () => {
     // The emoji's four bytes straddle the end of the first 256 KiB read (`Capture.readBytes`).
     const head = `${chunk({ role: "assistant", content: "" })}: `
     const line = chunk({ content: "😀 done" })
@@ -389,7 +396,9 @@ describe("toolgate inspect reads the capture as a stream", () => {
     expect(JSON.parse(stdout)).toMatchObject({ outcome: "complete", text: "😀 done", finishReason: "stop" })
   })
 
-  it("stops reading once ArgumentsTooLarge has decided: a NUL byte past the verdict is never read", async () => {
+  it("stops reading once ArgumentsTooLarge has decided: a NUL byte past the verdict is never read", {
+    timeout: 60_000
+  }, async () => {
     const start = chunk({
       role: "assistant",
       content: null,
