@@ -18,6 +18,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { writeCapture } from "./generator.js"
+import { fmt, markdownTable, textTable } from "./report.js"
 
 /** One row of the table. */
 export interface Row {
@@ -80,7 +81,7 @@ export const measureStartUp = async (): Promise<StartUp> => {
   try {
     const run = await toolgate(["--version"], dir)
     if (run.code !== 0) throw new Error(`toolgate --version exited ${run.code}`)
-    return { seconds: Math.round(run.ms / 10) / 100, peakRssMB: mb(run.maxRssKiB * 1024) }
+    return { seconds: Math.round(run.ms / 100) / 10, peakRssMB: mb(run.maxRssKiB * 1024) }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
@@ -121,7 +122,7 @@ export const runInspectBenchmark = async (megabytes: number): Promise<Row> => {
       "tool calls": capture.toolCalls.length,
       "SSE events": capture.events,
       "arguments MB": mb(capture.toolCalls.reduce((n, call) => n + Buffer.byteLength(call.argumentsText), 0)),
-      "inspect s": Math.round(run.ms / 10) / 100,
+      "inspect s": Math.round(run.ms / 100) / 10,
       "MB/s": Math.round(capture.bytes / 1e3 / run.ms),
       "peak RSS MB": peakMB,
       target: `< ${targetMB} MB RSS: ${peakMB < targetMB ? "met" : "missed"}`
@@ -131,8 +132,48 @@ export const runInspectBenchmark = async (megabytes: number): Promise<Row> => {
   }
 }
 
+/**
+ * The rows as a terminal table and as the `bench/RESULTS.md` section (heading, method, table,
+ * start-up line); `took` is the wall time of the whole measurement, generation included.
+ */
+export const inspectSection = (
+  rows: ReadonlyArray<Row>,
+  startUp: StartUp,
+  took: string
+): { readonly text: string; readonly markdown: string } => {
+  const keys = Object.keys(rows[0]!) as Array<keyof Row>
+  const cells = rows.map((row) =>
+    keys.map((key) => {
+      const value = row[key]
+      return typeof value === "number" ? fmt(value, Number.isInteger(value) ? 0 : 1) : value
+    })
+  )
+  const startUpLine = `Start-up alone (\`toolgate --version\`, measured the same way): ${
+    fmt(startUp.seconds, 1)
+  } s and ${fmt(startUp.peakRssMB, 1)} MB peak RSS.`
+  const markdown = `## \`toolgate inspect\` on a large capture
+
+\`bench/inspect.ts\` writes one OpenAI Chat capture per size with \`writeCapture\` (\`bench/generator.ts\`: the
+inputs' shape, with as many calls of ~256 KiB of arguments as the size takes) to a temporary directory and runs
+the built CLI on it as a child process, as a user would: \`toolgate inspect FILE --provider openai-chat --json\`.
+**inspect s** is the wall time from spawning the process to its exit (start-up included), **MB/s** the capture's
+bytes over it, **peak RSS MB** the child's \`process.resourceUsage().maxRSS\` (the kernel's high-water mark, written
+by a module preloaded with \`--import\` as the child exits), in 10^6 bytes. The printed JSON is checked against the
+capture's ground truth (text, finish reason, every call's id, name and arguments); a wrong result aborts the run.
+Target (issue 9): under 300 MB for the 500 MB capture. One run per size; with the generation, ${took}.
+
+${markdownTable(keys, cells)}
+
+${startUpLine}`
+  return { text: `${textTable(keys, cells)}\n${startUpLine}`, markdown }
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const sizes = process.argv.length > 2 ? process.argv.slice(2).map(Number) : [50, 500]
-  console.log(await measureStartUp())
-  for (const megabytes of sizes) console.log(await runInspectBenchmark(megabytes))
+  const began = performance.now()
+  const startUp = await measureStartUp()
+  const rows: Array<Row> = []
+  for (const megabytes of sizes) rows.push(await runInspectBenchmark(megabytes))
+  const report = inspectSection(rows, startUp, `${((performance.now() - began) / 1000).toFixed(1)} s`)
+  console.log(`${report.text}\n\n${report.markdown}`)
 }

@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url"
 import { type Contender, contenders } from "./contenders.js"
 import { ladder } from "./gap.js"
 import { generate, type GeneratedStream, providers, readableStream, type Size, sizeNames } from "./generator.js"
-import { measureStartUp, runInspectBenchmark } from "./inspect.js"
+import { inspectSection, measureStartUp, type Row as InspectRow, runInspectBenchmark } from "./inspect.js"
 import { canCollect, check, type FirstText, firstText, heapPerStream, median, timeOne } from "./measure.js"
 import { cell, fmt, fmtMs, machine, markdownTable, packageVersion, textTable } from "./report.js"
 
@@ -241,20 +241,11 @@ const captureSizes = quick ? [50] : [50, 500]
 log(`toolgate inspect on generated captures of ${captureSizes.join(" and ")} MB (bench/inspect.ts)`)
 const inspectStart = performance.now()
 const startUp = await measureStartUp()
-const inspectRows = []
+const inspectRows: Array<InspectRow> = []
 for (const megabytes of captureSizes) inspectRows.push(await runInspectBenchmark(megabytes))
-const inspectSeconds = seconds(inspectStart)
+const inspectReport = inspectSection(inspectRows, startUp, seconds(inspectStart))
 phase("inspect captures")
-const inspectKeys = Object.keys(inspectRows[0]!)
-const inspectCells = inspectRows.map((row) => inspectKeys.map((key) => cell(row[key as keyof typeof row])))
-const startUpLine = `Start-up alone (\`toolgate --version\`, measured the same way): ${fmt(startUp.seconds, 2)} s and ${
-  fmt(startUp.peakRssMB, 1)
-} MB peak RSS.`
-process.stdout.write(
-  `\ntoolgate inspect on generated captures (bench/inspect.ts):\n${
-    textTable(inspectKeys, inspectCells)
-  }\n${startUpLine}\n`
-)
+process.stdout.write(`\ntoolgate inspect on generated captures (bench/inspect.ts):\n${inspectReport.text}\n`)
 
 // ---------------------------------------------------------------------------------------------
 // The execution benchmark
@@ -365,21 +356,7 @@ table above, so their floor differs from it a little.
 
 ${markdownTable(gapHeader, gapCells)}
 
-## \`toolgate inspect\` on a large capture
-
-\`bench/inspect.ts\` writes one OpenAI Chat capture per size with \`writeCapture\` (\`bench/generator.ts\`: the
-inputs' shape, with as many calls of ~256 KiB of arguments as the size takes) to a temporary directory and runs
-the built CLI on it as a child process, as a user would: \`toolgate inspect FILE --provider openai-chat --json\`.
-**inspect s** is the wall time from spawning the process to its exit (start-up included), **MB/s** the capture's
-bytes over it, **peak RSS MB** the child's \`process.resourceUsage().maxRSS\` (the kernel's high-water mark, written
-by a module preloaded with \`--import\` as the child exits), in 10^6 bytes. The printed JSON is checked against the
-capture's ground truth (text, finish reason, every call's id, name and arguments); a wrong result aborts the run.
-Target (issue 9): under 300 MB for the 500 MB capture. One run per size, which took ${inspectSeconds} with the
-generation.
-
-${markdownTable(inspectKeys, inspectCells)}
-
-${startUpLine}
+${inspectReport.markdown}
 
 ## Execution benchmark
 
