@@ -71,7 +71,12 @@ export const inspect = Command.make("inspect", {
     }).pipe(
       Effect.catchTag("NotAnEventStream", (e) => Effect.fail(new Capture.CaptureError({ file, reason: e.message })))
     )
-    yield* Console.log(json ? JSON.stringify(result) : Inspect.render(result))
+    if (json) {
+      for (const piece of Inspect.jsonPieces(result)) process.stdout.write(piece)
+      process.stdout.write("\n")
+    } else {
+      yield* Console.log(Inspect.render(result))
+    }
     if (result.outcome === "error") process.exitCode = 2
   })).pipe(
     Command.withDescription("assemble one captured provider stream and print its text, tool calls or typed error")

@@ -99,6 +99,22 @@ export const inspect = <E, R>(
   })
 
 /**
+ * The `--json` document of a result in pieces: the head, then one tool call at a time, then the
+ * tail. Joined, they are exactly `JSON.stringify(result)`; but no piece holds more than one call,
+ * so printing a turn with megabytes of arguments never builds the document as one string (on a
+ * 500 MB capture that string and its UTF-8 copy were the largest allocation of the run).
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export function* jsonPieces(result: InspectResult): Generator<string> {
+  const head = JSON.stringify({ outcome: result.outcome, finishReason: result.finishReason, text: result.text })
+  yield `${head.slice(0, -1)},"toolCalls":[`
+  for (let i = 0; i < result.toolCalls.length; i++) yield `${i === 0 ? "" : ","}${JSON.stringify(result.toolCalls[i])}`
+  yield `],"error":${JSON.stringify(result.error)}}`
+}
+
+/**
  * The readable view of a result: the text, each tool call with pretty-printed arguments, the
  * finish reason, or the error tag and message.
  *
