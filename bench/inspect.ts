@@ -106,7 +106,7 @@ export const runInspectBenchmark = async (megabytes: number, runs: number): Prom
     closeSync(fd)
     const times: Array<number> = []
     let peakKiB = 0
-    for (let i = 0; i < runs; i++) {
+    for (let attempt = 0; attempt < runs; attempt++) {
       const run = await toolgate(["inspect", file, "--provider", "openai-chat", "--json"], dir)
       const got = JSON.parse(run.stdout) as {
         outcome: string
