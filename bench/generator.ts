@@ -10,6 +10,9 @@
  * arbitrary byte positions, so multi-byte characters and events straddle reads.
  *
  * Pure and deterministic: the same provider, size and seed always give the same bytes.
+ *
+ * `writeCapture` generates one body of any size in the same shape (as many calls as it takes),
+ * handed out in pieces, so that a capture of hundreds of megabytes never exists in memory whole.
  */
 
 /** The wire formats the benchmarks generate. */
@@ -204,50 +207,60 @@ const makeCalls = (random: Random, spec: SizeSpec, idPrefix: string, idLength: n
   return calls
 }
 
-interface Body {
-  readonly text: string
-  readonly events: number
-}
+/** Writes one body's SSE frames, in order, to `emit`; gives the number of frames (dispatched events). */
+type BodyWriter = (
+  random: Random,
+  text: ReadonlyArray<string>,
+  calls: Iterable<Call>,
+  emit: (frame: string) => void
+) => number
 
 /**
  * An OpenAI Chat Completions body with `stream_options.include_usage` (every chunk carries
  * `"usage": null`, a last chunk with `choices: []` carries the usage), ending with `[DONE]`.
  */
-const openAiChat = (random: Random, text: ReadonlyArray<string>, calls: ReadonlyArray<Call>): Body => {
+const openAiChat: BodyWriter = (random, text, calls, emit) => {
   const id = `chatcmpl-${random.chars(ALNUM, 29)}`
   const head = `{"id":"${id}","object":"chat.completion.chunk","created":1732000000,"model":"gpt-4o-2024-08-06",` +
     `"service_tier":"default","system_fingerprint":"fp_50cad350e4","choices":[`
-  const lines: Array<string> = []
-  const chunk = (delta: unknown, finish: string | null) =>
-    lines.push(
+  let frames = 0
+  const chunk = (delta: unknown, finish: string | null) => {
+    frames++
+    emit(
       `data: ${head}{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${
         JSON.stringify(finish)
       }}],"usage":null}\n\n`
     )
+  }
   chunk({ role: "assistant", content: "", refusal: null }, null)
   for (const piece of text) chunk({ content: piece }, null)
-  calls.forEach((call, index) => {
+  let index = 0
+  for (const call of calls) {
     chunk({
       tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }]
     }, null)
     for (const piece of pieces(random, call.argumentsText)) {
       chunk({ tool_calls: [{ index, function: { arguments: piece } }] }, null)
     }
-  })
+    index++
+  }
   chunk({}, "tool_calls")
-  lines.push(
-    `data: ${head}],"usage":{"prompt_tokens":812,"completion_tokens":${lines.length},"total_tokens":${
-      812 + lines.length
+  emit(
+    `data: ${head}],"usage":{"prompt_tokens":812,"completion_tokens":${frames},"total_tokens":${
+      812 + frames
     },"prompt_tokens_details":{"cached_tokens":0}}}\n\n`
   )
-  lines.push("data: [DONE]\n\n")
-  return { text: lines.join(""), events: lines.length }
+  emit("data: [DONE]\n\n")
+  return frames + 2
 }
 
 /** An Anthropic Messages body: one text block, then one `tool_use` block per call, with pings. */
-const anthropic = (random: Random, text: ReadonlyArray<string>, calls: ReadonlyArray<Call>): Body => {
-  const lines: Array<string> = []
-  const event = (type: string, data: unknown) => lines.push(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`)
+const anthropic: BodyWriter = (random, text, calls, emit) => {
+  let frames = 0
+  const event = (type: string, data: unknown) => {
+    frames++
+    emit(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`)
+  }
   event("message_start", {
     type: "message_start",
     message: {
@@ -267,8 +280,9 @@ const anthropic = (random: Random, text: ReadonlyArray<string>, calls: ReadonlyA
     event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: piece } })
   }
   event("content_block_stop", { type: "content_block_stop", index: 0 })
-  calls.forEach((call, i) => {
-    const index = i + 1
+  let index = 0
+  for (const call of calls) {
+    index++
     event("content_block_start", {
       type: "content_block_start",
       index,
@@ -287,14 +301,14 @@ const anthropic = (random: Random, text: ReadonlyArray<string>, calls: ReadonlyA
       })
     }
     event("content_block_stop", { type: "content_block_stop", index })
-  })
+  }
   event("message_delta", {
     type: "message_delta",
     delta: { stop_reason: "tool_use", stop_sequence: null },
-    usage: { output_tokens: lines.length }
+    usage: { output_tokens: frames }
   })
   event("message_stop", { type: "message_stop" })
-  return { text: lines.join(""), events: lines.length }
+  return frames
 }
 
 /**
@@ -336,21 +350,88 @@ export const generate = (provider: Provider, size: Size, seed: number = seedOf(p
   const calls = provider === "openai-chat"
     ? makeCalls(random, spec, "call_", 24)
     : makeCalls(random, spec, "toolu_01", 22)
-  const body = provider === "openai-chat" ? openAiChat(random, text, calls) : anthropic(random, text, calls)
-  const bytes = utf8.encode(body.text)
+  const frames: Array<string> = []
+  const events = (provider === "openai-chat" ? openAiChat : anthropic)(random, text, calls, (f) => frames.push(f))
+  const bytes = utf8.encode(frames.join(""))
   return {
     provider,
     size,
     seed,
     bytes,
     reads: cutReads(random, bytes),
-    events: body.events,
+    events,
     argumentBytes: calls.reduce((n, call) => n + byteLength(call.argumentsText), 0),
     expected: {
       text: text.join(""),
       toolCalls: calls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments })),
       finishReason: provider === "openai-chat" ? "tool_calls" : "tool_use"
     }
+  }
+}
+
+/** What {@link writeCapture} wrote: its size and the ground truth of the body. */
+export interface Capture {
+  readonly provider: Provider
+  /** UTF-8 bytes written. */
+  readonly bytes: number
+  /** Dispatched SSE events (including `[DONE]` and pings). */
+  readonly events: number
+  readonly text: string
+  /** Every call, with its arguments as the JSON text a consumer must parse back. */
+  readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly argumentsText: string }>
+  readonly finishReason: string
+}
+
+/**
+ * Generates one body of at least `bytes` UTF-8 bytes in the shape of {@link generate} (the text
+ * deltas, then calls of about `argumentBytes` each, as many as it takes, then the finish), handing
+ * it to `write` in pieces of about 1 MiB as it goes: the whole body is never in memory.
+ */
+export const writeCapture = (
+  provider: Provider,
+  size: { readonly bytes: number; readonly argumentBytes: number },
+  write: (piece: string) => void,
+  seed: number = 9000 + providers.indexOf(provider)
+): Capture => {
+  const random = makeRandom(seed)
+  const text = textPieces(random)
+  const toolCalls: Array<Capture["toolCalls"][number]> = []
+  let written = 0
+  let pending: Array<string> = []
+  let pendingLength = 0
+  const emit = (frame: string) => {
+    written += Buffer.byteLength(frame)
+    pending.push(frame)
+    pendingLength += frame.length
+    if (pendingLength >= 1 << 20) {
+      write(pending.join(""))
+      pending = []
+      pendingLength = 0
+    }
+  }
+  const [idPrefix, idLength] = provider === "openai-chat" ? ["call_", 24] : ["toolu_01", 22]
+  function* calls(): Generator<Call> {
+    for (let i = 0; i === 0 || written < size.bytes; i++) {
+      const args = argumentsObject(random, size.argumentBytes)
+      const call = {
+        id: `${idPrefix}${random.chars(ALNUM, idLength)}`,
+        name: toolNames[i % toolNames.length]!,
+        argumentsText: JSON.stringify(args),
+        arguments: args
+      }
+      toolCalls.push({ id: call.id, name: call.name, argumentsText: call.argumentsText })
+      yield call
+    }
+  }
+  const events = (provider === "openai-chat" ? openAiChat : anthropic)(random, text, calls(), emit)
+  if (pending.length > 0) write(pending.join(""))
+  return {
+    provider,
+    bytes: written,
+    events,
+    text: text.join(""),
+    toolCalls,
+    finishReason: provider === "openai-chat" ? "tool_calls" : "tool_use"
   }
 }
 

@@ -16,7 +16,8 @@ import {
   readableStream,
   type Size,
   sizeNames,
-  sizes
+  sizes,
+  writeCapture
 } from "../bench/generator.js"
 
 class BodyError extends Data.TaggedError("BodyError")<{ readonly cause: unknown }> {}
@@ -92,4 +93,26 @@ describe("bench generator", () => {
     const otherSeed = Buffer.from(generate("openai-chat", "small", 7).bytes)
     expect(otherSeed.equals(input("openai-chat", "small").bytes)).toBe(false)
   })
+
+  for (const provider of providers) {
+    it.effect(`writeCapture (${provider}): the pieces are one body of at least the size asked, assembling to its ground truth`, () =>
+      Effect.gen(function*() {
+        const pieces: Array<string> = []
+        const capture = writeCapture(provider, { bytes: 3_000_000, argumentBytes: 64 * 1024 }, (p) => pieces.push(p))
+        const body = Buffer.from(pieces.join(""))
+        expect(body.length).toBe(capture.bytes)
+        expect(capture.bytes).toBeGreaterThanOrEqual(3_000_000)
+        expect(pieces.length).toBeGreaterThan(1)
+        for (const piece of pieces.slice(0, -1)) expect(piece.length).toBeGreaterThanOrEqual(1 << 20)
+        const turn = yield* Stream.make(new Uint8Array(body)).pipe(decode(provider), Assembler.assemble())
+        expect(turn.text).toBe(capture.text)
+        expect(turn.finishReason).toBe(capture.finishReason)
+        expect(turn.toolCalls.map((c) => ({ id: c.id, name: c.name, argumentsText: JSON.stringify(c.arguments) })))
+          .toEqual(capture.toolCalls)
+        // deterministic
+        const again: Array<string> = []
+        writeCapture(provider, { bytes: 3_000_000, argumentBytes: 64 * 1024 }, (p) => again.push(p))
+        expect(again.join("") === pieces.join("")).toBe(true)
+      }))
+  }
 })

@@ -4,7 +4,7 @@
  * and bad input gets one line on stderr with exit 1.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Cli from "./support/cli.js"
@@ -399,5 +399,202 @@ describe("toolgate inspect --tools: a tools file toolgate cannot use is one line
     expect(lines).toHaveLength(1)
     expect(lines[0]).toMatch(/^toolgate: --tools: /)
     expect(lines[0]).toContain(says)
+  })
+})
+
+describe("toolgate inspect: a body that is not an event stream is an input error (one line, exit 1)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolgate-cli-not-sse-"))
+  const write = (name: string, body: string) => {
+    const file = join(dir, name)
+    writeFileSync(file, body)
+    return file
+  }
+  // Non-streaming answers as the APIs send them: the classic "forgot stream: true" capture.
+  const chat = write(
+    "chat-completion.json",
+    JSON.stringify(
+      {
+        id: "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
+        object: "chat.completion",
+        model: "gpt-4o-2024-08-06",
+        choices: [{
+          index: 0,
+          message: {
+            role: "assistant",
+            content: null,
+            tool_calls: [{ id: "call_1", type: "function", function: { name: "create_task", arguments: "{}" } }]
+          },
+          finish_reason: "tool_calls"
+        }]
+      },
+      null,
+      2
+    )
+  )
+  const responses = write(
+    "responses.json",
+    JSON.stringify({ id: "resp_1", object: "response", status: "completed", output: [] }, null, 2)
+  )
+  const anthropic = write(
+    "message.json",
+    JSON.stringify({ id: "msg_1", type: "message", role: "assistant", content: [], stop_reason: "end_turn" })
+  )
+  const gemini = write(
+    "generate-content.json",
+    JSON.stringify({ candidates: [{ content: { parts: [{ text: "hi" }] }, finishReason: "STOP" }] }, null, 2)
+  )
+  const html = write("gateway.html", "<!DOCTYPE html>\n<html><body><h1>502 Bad Gateway</h1></body></html>\n")
+  const json = "a JSON body, not an event stream; did the request set stream: true?"
+  const text = "no server-sent events found"
+  const bodies = [
+    { label: "a chat.completion body", file: chat, provider: "openai-chat", says: json },
+    { label: "a Responses body", file: responses, provider: "openai-responses", says: json },
+    { label: "an Anthropic message body", file: anthropic, provider: "anthropic", says: json },
+    { label: "a Gemini generateContent body", file: gemini, provider: "gemini", says: json },
+    { label: "the README", file: join(root, "README.md"), provider: "openai-chat", says: text },
+    { label: "an HTML page", file: html, provider: "anthropic", says: text }
+  ]
+  // One process per test, like the corpus tests above.
+  it.concurrent.for(bodies.flatMap((body) => [
+    { ...body, args: ["--json"] },
+    { ...body, args: ["--provider", body.provider, "--json"] },
+    { ...body, args: ["--provider", body.provider] }
+  ]))("$label, inspect $args", { timeout: 60_000 }, async ({ args, file, says }) => {
+    const { code, stderr, stdout } = await toolgate("inspect", file, ...args)
+    expect(code).toBe(1)
+    expect(stdout).toBe("")
+    const lines = stderr.trimEnd().split("\n")
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toContain(`toolgate: ${file}: `)
+    expect(lines[0]).toContain(says)
+    expect(lines[0]).toContain("(the body starts \"")
+  })
+
+  it.concurrent.for([
+    {
+      label: "a Gemini body that is only an unframed {\"error\": …} object",
+      body:
+        "{\r\n  \"error\": {\r\n    \"code\": 503,\r\n    \"message\": \"overloaded\",\r\n    \"status\": \"UNAVAILABLE\"\r\n  }\r\n}",
+      provider: "gemini",
+      error: "ProviderStreamError"
+    },
+    {
+      label: "a body of comments only",
+      body: ": ping\n\n: ping\n\n",
+      provider: "openai-chat",
+      error: "IncompleteStream"
+    },
+    {
+      label: "a body cut inside its first line",
+      body: "data: {\"cho",
+      provider: "openai-chat",
+      error: "IncompleteStream"
+    }
+  ].flatMap((c) => [{ ...c, mode: c.provider }, { ...c, mode: "auto" }]))(
+    "is still an event stream outcome: $label (--provider $mode)",
+    { timeout: 60_000 },
+    async ({ body, error, mode }) => {
+      const file = write(`${error}-${body.length}-${mode}.sse`, body)
+      const { code, stdout } = await toolgate("inspect", file, "--provider", mode, "--json")
+      expect(code).toBe(2)
+      expect(JSON.parse(stdout).error._tag).toBe(error)
+    }
+  )
+
+  it("toolgate corpus stops at a capture that is not an event stream, naming it", { timeout: 60_000 }, async () => {
+    const corpus = mkdtempSync(join(tmpdir(), "toolgate-corpus-"))
+    mkdirSync(join(corpus, "openai-chat"))
+    copyFileSync(join(fixtures, "openai-chat/openai-chat__single-tool.sse"), join(corpus, "openai-chat/a.sse"))
+    copyFileSync(chat, join(corpus, "openai-chat/b.sse"))
+    const { code, stderr, stdout } = await toolgate("corpus", corpus)
+    expect(code).toBe(1)
+    expect(stdout).toBe("")
+    expect(stderr.trimEnd().split("\n")).toEqual([expect.stringContaining(`openai-chat/b.sse: ${json}`)])
+  })
+})
+
+describe("toolgate inspect reads the capture as a stream", () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolgate-cli-stream-"))
+  const chunk = (delta: object, finish: string | null = null) =>
+    `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":${
+      JSON.stringify(delta)
+    },"finish_reason":${JSON.stringify(finish)}}]}\n\n`
+  const filler = (bytes: number) => {
+    const line = chunk({ content: "lorem ipsum dolor sit amet " })
+    return line.repeat(Math.ceil(bytes / line.length))
+  }
+  const write = (name: string, ...parts: Array<string | Uint8Array>) => {
+    const file = join(dir, name)
+    writeFileSync(file, Buffer.concat(parts.map((p) => typeof p === "string" ? Buffer.from(p) : p)))
+    return file
+  }
+
+  it.concurrent.for([
+    { label: "invalid UTF-8", bad: Uint8Array.of(0xe9, 0x0a), says: "is not valid UTF-8 text (at byte" },
+    {
+      label: "a surrogate encoded in UTF-8",
+      bad: Uint8Array.of(0xed, 0xa0, 0x80),
+      says: "is not valid UTF-8 text (at byte"
+    },
+    { label: "a NUL byte", bad: Uint8Array.of(0x00), says: "is binary (contains NUL bytes, the first at byte" },
+    {
+      label: "a character cut by the end of the file",
+      bad: Uint8Array.of(0xf0, 0x9f, 0x98),
+      says: "is not valid UTF-8 text (at byte"
+    }
+  ])(
+    "$label 3 MB into a file is the one-line input error with its offset, never a JSON outcome",
+    { timeout: 60_000 },
+    async ({ bad, says }) => {
+      const prefix = `${chunk({ role: "assistant", content: "" })}${filler(3_000_000)}data: `
+      const file = write(`late-${bad.join("-")}.sse`, prefix, bad)
+      const { code, stderr, stdout } = await toolgate("inspect", file, "--provider", "openai-chat", "--json")
+      expect(code).toBe(1)
+      expect(stdout).toBe("")
+      expect(stderr.trimEnd().split("\n")).toEqual([
+        `toolgate: ${file}: ${says} ${Buffer.byteLength(prefix)})${
+          says.startsWith("is binary") ? ", not a text stream" : ""
+        }`
+      ])
+    }
+  )
+
+  it("a character split across the reads of the file comes out whole", { timeout: 60_000 }, async () => {
+    // The emoji's four bytes straddle the end of the first 256 KiB read (`Capture.readBytes`).
+    const head = `${chunk({ role: "assistant", content: "" })}: `
+    const line = chunk({ content: "😀 done" })
+    const pad = 256 * 1024 - 2 - Buffer.byteLength(head) - 2 - line.indexOf("😀")
+    const body = `${head}${"x".repeat(pad)}\n\n${line}${chunk({}, "stop")}data: [DONE]\n\n`
+    expect(Buffer.from(body).indexOf(Buffer.from("😀"))).toBe(256 * 1024 - 2)
+    const file = write("split.sse", body)
+    const { code, stdout } = await toolgate("inspect", file, "--json")
+    expect(code).toBe(0)
+    expect(JSON.parse(stdout)).toMatchObject({ outcome: "complete", text: "😀 done", finishReason: "stop" })
+  })
+
+  it("stops reading once ArgumentsTooLarge has decided: a NUL byte past the verdict is never read", {
+    timeout: 60_000
+  }, async () => {
+    const start = chunk({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "create_task", arguments: "" } }]
+    })
+    const piece = chunk({
+      tool_calls: [{ index: 0, function: { arguments: "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" } }]
+    })
+    // 1.5 MiB of arguments crosses the 1 MiB limit early; the NUL sits 8 MB further on.
+    const args = piece.repeat(Math.ceil((1.5 * 1024 * 1024) / 40))
+    const file = write(
+      "too-large.sse",
+      start,
+      chunk({ tool_calls: [{ index: 0, function: { arguments: "{\"title\":" } }] }),
+      args,
+      filler(8_000_000),
+      Uint8Array.of(0)
+    )
+    const { code, stdout } = await toolgate("inspect", file, "--provider", "openai-chat", "--json")
+    expect(code).toBe(2)
+    expect(JSON.parse(stdout).error._tag).toBe("ArgumentsTooLarge")
   })
 })

@@ -8,7 +8,7 @@
  * The last block runs the retry schedule on the TestClock over `HttpTransport.layerReplay`.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
-import { HttpTransport, TransportError } from "@toolgate/adapters"
+import { Decoder, HttpTransport, TransportError } from "@toolgate/adapters"
 import * as FakeProvider from "@toolgate/adapters/testing/FakeProvider"
 import { AssemblyError } from "@toolgate/core"
 import { IdempotencyStore, ToolCallPipeline, ToolExecutor } from "@toolgate/runtime"
@@ -296,6 +296,37 @@ describe("ToolCallPipeline over HTTP: retries", () => {
       expect(books.requests).toBe(0)
       expect(books.mutations).toBe(0)
     }))
+})
+
+describe("ToolCallPipeline over HTTP: an endpoint that does not stream", () => {
+  const completion = JSON.stringify({
+    id: "chatcmpl-1",
+    object: "chat.completion",
+    choices: [{ index: 0, message: { role: "assistant", content: "Hi" }, finish_reason: "stop" }]
+  })
+
+  it.live("a JSON answer (by its content type, or by its bytes) fails the turn at once with NotAnEventStream: one request, no retry", () =>
+    Effect.gen(function*() {
+      const { crm, pipeline, provider, request } = yield* harness((req) => ({
+        source: FakeProvider.bytes(completion),
+        contentType: (req.body as { type: string | null }).type
+      }))
+      for (const type of ["application/json", null]) {
+        const run = yield* collect(pipeline.run(request({ type }), runOptions()))
+        const error = errorOf(run)
+        expect(error).toBeInstanceOf(Decoder.NotAnEventStream)
+        expect(error).toMatchObject({ found: "json", contentType: type })
+        expect(attemptsFailed(run)).toEqual([])
+        expect(run.outputs).toEqual([])
+      }
+      expect((yield* provider.stats).log.map((r) => r.attempt)).toEqual([1, 1])
+      expect((yield* crm.stats).requests).toBe(0)
+    }))
+
+  it("isRetryable: NotAnEventStream is not retried (asking again gets the same answer)", () => {
+    const error = new Decoder.NotAnEventStream({ found: "json", excerpt: "{}", contentType: "application/json" })
+    expect(ToolCallPipeline.isRetryable(error)).toBe(false)
+  })
 })
 
 describe("ToolCallPipeline over HTTP: exactly once", () => {

@@ -163,6 +163,49 @@ describe("toolgate run", () => {
       expect((yield* crm.stats).mutations).toBe(0)
     }).pipe(Effect.scoped), 60_000)
 
+  it.live(
+    "an endpoint that answers application/json is one line on stderr and exit 1, asked once",
+    () =>
+      Effect.gen(function*() {
+        const completion = JSON.stringify({
+          id: "chatcmpl-1",
+          object: "chat.completion",
+          choices: [{ index: 0, message: { role: "assistant", content: "Hi" }, finish_reason: "stop" }]
+        })
+        const provider = yield* FakeProvider.make({
+          plan: { source: FakeProvider.bytes(completion), contentType: "application/json" }
+        })
+        const crm = yield* FakeCrm.make()
+        const { file } = toolsFile(crm.url)
+        const result = yield* toolgate([
+          "run",
+          "--base-url",
+          `${provider.url}/v1`,
+          "--model",
+          "m",
+          "--tools",
+          file,
+          "--scope",
+          "t/json",
+          "--data-dir",
+          store,
+          "x"
+        ], { OPENAI_API_KEY: "sk-test-secret-value" })
+        expect(result.code).toBe(1)
+        expect(result.stdout).toBe("")
+        expect(result.stderr.trimEnd().split("\n")).toEqual([
+          expect.stringMatching(
+            new RegExp(
+              `^toolgate: ${provider.url}/v1 did not stream: the response is application/json: a JSON body, not an event stream; did the request set stream: true\\? \\(the body starts "\\{\\\\"id`
+            )
+          )
+        ])
+        expect((yield* provider.stats).requests).toBe(1)
+        expect((yield* crm.stats).requests).toBe(0)
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
   it.live("bad flags are usage errors, checked before anything is sent", () =>
     Effect.gen(function*() {
       const { file } = toolsFile("http://127.0.0.1:9")

@@ -5,7 +5,7 @@
  * Every fault path checks that the client left no socket open on the server.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { HttpTransport, TransportError } from "@toolgate/adapters"
+import { Decoder, HttpTransport, TransportError } from "@toolgate/adapters"
 import * as FakeProvider from "@toolgate/adapters/testing/FakeProvider"
 import { Assembler, AssemblyError } from "@toolgate/core"
 import { Cause, Deferred, Effect, Exit, Fiber, Logger, Redacted, References, Stream, Tracer } from "effect"
@@ -558,4 +558,120 @@ describe("the API key", () => {
       Effect.withTracer(tracer)
     )
   })
+})
+
+describe("answers that are not event streams", () => {
+  const completion = JSON.stringify(
+    {
+      id: "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
+      object: "chat.completion",
+      model: "gpt-4o-2024-08-06",
+      choices: [{ index: 0, message: { role: "assistant", content: "Hello!" }, finish_reason: "stop" }]
+    },
+    null,
+    2
+  )
+
+  it.live("a 200 labelled JSON is NotAnEventStream from its head: one request, the body's start, its content type", () =>
+    Effect.gen(function*() {
+      const types = [
+        "application/json",
+        "application/json; charset=utf-8",
+        "Application/JSON",
+        "application/problem+json",
+        "application/x-ndjson"
+      ]
+      const fake = yield* FakeProvider.make({
+        plan: (req) => ({
+          source: FakeProvider.bytes(completion),
+          contentType: types[(req.body as { type: number }).type]!
+        })
+      })
+      const transport = yield* HttpTransport.HttpTransport
+      for (let type = 0; type < types.length; type++) {
+        const error = yield* failure(transport.stream(request(fake.url, { body: { type } })))
+        expect(error).toBeInstanceOf(Decoder.NotAnEventStream)
+        expect(error).toMatchObject({ found: "json", contentType: types[type], excerpt: completion.slice(0, 160) })
+        expect(error.message).toContain(
+          `the response is ${types[type]}: a JSON body, not an event stream; did the request set stream: true?`
+        )
+      }
+      expect((yield* fake.stats).requests).toBe(types.length)
+    }).pipe(Effect.provide(HttpTransport.layerNode)))
+
+  it.live("a large JSON answer is not read past its excerpt: the client closes the connection", () =>
+    Effect.gen(function*() {
+      const big = JSON.stringify({ object: "chat.completion", padding: "x".repeat(4_000_000) })
+      const fake = yield* FakeProvider.make({
+        plan: { source: FakeProvider.bytes(big), contentType: "application/json", chunkBytes: 16_384 }
+      })
+      const transport = yield* HttpTransport.HttpTransport
+      expect(yield* failure(transport.stream(request(fake.url)))).toMatchObject({ _tag: "NotAnEventStream" })
+      expect(yield* fake.awaitOpenSockets(0)).toBe(0)
+      const record = yield* only(fake)
+      expect(record.outcome).toBe("client-closed")
+      expect(record.bytesWritten).toBeLessThan(big.length)
+    }).pipe(Effect.provide(HttpTransport.layerNode)))
+
+  it.live("without a content type, or with a wrong one, the bytes decide: SSE streams, anything else fails once read", () =>
+    Effect.gen(function*() {
+      const page = "<!DOCTYPE html>\n<html><body><h1>Sign in to continue</h1></body></html>\n"
+      const fake = yield* FakeProvider.make({
+        plan: (req) => {
+          const { body, type } = req.body as { body: "sse" | "json" | "html"; type: string | null }
+          return {
+            source: body === "sse"
+              ? FakeProvider.openAiChat(scenario)
+              : FakeProvider.bytes(body === "json" ? completion : page),
+            contentType: type,
+            chunkBytes: [1, 64]
+          }
+        }
+      })
+      const transport = yield* HttpTransport.HttpTransport
+      for (const type of [null, "text/plain; charset=utf-8", "application/octet-stream", "text/html"]) {
+        const turn = yield* transport.stream(request(fake.url, { body: { body: "sse", type } })).pipe(
+          Assembler.assemble()
+        )
+        expect(turn.text).toBe(scenario.text)
+        expect(turn.toolCalls.map((c) => c.arguments)).toEqual(scenario.toolCalls!.map((c) => c.arguments))
+      }
+      const json = yield* failure(transport.stream(request(fake.url, { body: { body: "json", type: null } })))
+      expect(json).toMatchObject({ _tag: "NotAnEventStream", found: "json", contentType: null })
+      const html = yield* failure(transport.stream(request(fake.url, { body: { body: "html", type: "text/html" } })))
+      expect(html).toMatchObject({ _tag: "NotAnEventStream", found: "text", excerpt: page.trim() })
+    }).pipe(Effect.provide(HttpTransport.layerNode)))
+
+  it.live("the API key echoed in a JSON answer is masked, also where the excerpt cuts through it", () =>
+    Effect.gen(function*() {
+      const secret = "sk-test-7f3c9a1e5b2d4c6f8a0b1c2d3e4f5a6b"
+      const fake = yield* FakeProvider.make({
+        plan: (req) => {
+          const { at, type } = req.body as { at: number; type: string | null }
+          const text = `{"note":"${"n".repeat(at)}${secret} was used","object":"chat.completion"}`
+          return { source: FakeProvider.bytes(text), contentType: type }
+        }
+      })
+      const transport = yield* HttpTransport.HttpTransport
+      for (const type of ["application/json", null]) {
+        // 140: the 160-character excerpt ends inside the key; 20: the key is whole in it.
+        for (const at of [140, 20]) {
+          const error = yield* failure(
+            transport.stream(request(fake.url, { body: { at, type }, apiKey: Redacted.make(secret) }))
+          )
+          const rendered = [error.message, JSON.stringify(error), Cause.pretty(Cause.fail(error))].join("\n")
+          expect(rendered).not.toContain(secret.slice(0, 8))
+          expect((error as Decoder.NotAnEventStream).excerpt).toContain("<redacted>")
+        }
+      }
+    }).pipe(Effect.provide(HttpTransport.layerNode)))
+
+  it.effect("layerReplay follows the same rule (TestClock)", () =>
+    Effect.gen(function*() {
+      const transport = yield* HttpTransport.HttpTransport
+      const error = yield* failure(transport.stream(request("http://replay.invalid")))
+      expect(error).toMatchObject({ _tag: "NotAnEventStream", found: "json", contentType: "application/json" })
+    }).pipe(
+      Effect.provide(HttpTransport.layerReplay({ body: completion, headers: { "content-type": "application/json" } }))
+    ))
 })

@@ -416,10 +416,12 @@ const afterStop = () => protocol("an event arrived after message_stop, which end
 
 /**
  * Decodes a Messages API response body into core events.
+ * Fails with `Decoder.NotAnEventStream` when the body holds no SSE line at all.
  *
  * @since 0.1.0
  * @category decoding
  */
 export const decode =
-  (options?: Options) => <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
+  (options?: Options) =>
+  <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E | Decoder.NotAnEventStream, R> =>
     Decoder.decodeSse(() => decoder(options), options)(bytes)

@@ -18,6 +18,14 @@
  * - `StreamTimeout`: `first_byte` (no response head in time), `idle` (no body bytes in time, from
  *   the head to the first read and between reads), `total` (the stream, from the request to the
  *   last byte, took longer than its deadline).
+ * - `NotAnEventStream`: a 2xx response whose `content-type` is JSON (`application/json`, any
+ *   `…+json` type, NDJSON), decided from the head with the start of the body as its excerpt (the
+ *   classic non-streaming answer: the request did not ask for a stream, or the server ignored
+ *   it); or, whatever the content type, a body without one SSE line (`Decoder.decodeSse`). Only
+ *   JSON is refused by its label: a missing content type (many servers omit it) and other
+ *   labels (`text/plain`, `application/octet-stream`, which some servers put on their streams)
+ *   are read by their bytes, so an HTML page from a proxy ends in `NotAnEventStream` too, once
+ *   its body has ended.
  * - `StreamAborted`: the caller's `AbortSignal` fired. An Effect interruption stays an
  *   interruption (the fiber that was interrupted cannot fail).
  *
@@ -70,6 +78,8 @@ import type * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import { readFile } from "node:fs/promises"
 import * as FinishProfile from "./FinishProfile.js"
+import { NotAnEventStream } from "./Decoder.js"
+import * as EventStreamProbe from "./internal/eventStreamProbe.js"
 import * as Provider from "./Provider.js"
 import { ProviderHttpError, TransportError, type TransportFailure } from "./TransportError.js"
 
@@ -207,22 +217,43 @@ const masker = (apiKey: Redacted.Redacted<string> | undefined) => {
 }
 
 /**
+ * Masks the start of the key (4 characters or more) at the end of a text that was cut there: an
+ * excerpt of a body's start can end inside the key.
+ */
+const cutMasker = (apiKey: Redacted.Redacted<string> | undefined) => {
+  const secret = apiKey === undefined ? "" : Redacted.value(apiKey)
+  return (s: string) => {
+    for (let k = Math.min(secret.length - 1, s.length); k >= 4; k--) {
+      if (s.endsWith(secret.slice(0, k))) return `${s.slice(0, s.length - k)}<redacted>`
+    }
+    return s
+  }
+}
+
+/**
  * The one place a failure's text is finished: masked for the key, then bounded. Failures are built
  * with their full text so that masking sees the whole key (bounding first could keep half of it).
  */
-const sanitize = (mask: (s: string) => string) => (failure: TransportFailure): TransportFailure => {
-  const clean = (s: string) => AssemblyError.excerpt(mask(s))
-  switch (failure._tag) {
-    case "TransportError":
-      return new TransportError({ phase: failure.phase, reason: clean(failure.reason) })
-    case "ProviderHttpError":
-      return new ProviderHttpError({ ...failure, providerMessage: clean(failure.providerMessage) })
-    case "StreamAborted":
-      return new AssemblyError.StreamAborted({ finishReason: null, reason: clean(failure.reason) })
-    case "StreamTimeout":
-      return failure
+const sanitize =
+  (mask: (s: string) => string, maskCut: (s: string) => string) => (failure: TransportFailure): TransportFailure => {
+    const clean = (s: string) => AssemblyError.excerpt(mask(s))
+    switch (failure._tag) {
+      case "TransportError":
+        return new TransportError({ phase: failure.phase, reason: clean(failure.reason) })
+      case "ProviderHttpError":
+        return new ProviderHttpError({ ...failure, providerMessage: clean(failure.providerMessage) })
+      case "StreamAborted":
+        return new AssemblyError.StreamAborted({ finishReason: null, reason: clean(failure.reason) })
+      case "StreamTimeout":
+        return failure
+      case "NotAnEventStream":
+        return new NotAnEventStream({
+          found: failure.found,
+          excerpt: maskCut(EventStreamProbe.excerptOf(mask(failure.excerpt))),
+          contentType: failure.contentType === null ? null : clean(failure.contentType)
+        })
+    }
   }
-}
 
 /** An error and its causes as one line: `code: message (code: message)`, at most three deep. */
 const describe = (error: unknown): string => {
@@ -345,6 +376,25 @@ const httpError = (response: Response, idleMs: number) =>
     })
   })
 
+/**
+ * Whether a `content-type` names JSON: `application/json`, a structured `…+json` type
+ * (`application/problem+json`), or newline-delimited JSON (RFC 6838 media types, case-insensitive,
+ * parameters ignored).
+ */
+const isJsonMediaType = (contentType: string): boolean => {
+  const type = contentType.split(";")[0]!.trim().toLowerCase()
+  return type === "application/json" || type.endsWith("+json") || type === "application/x-ndjson" ||
+    type === "application/ndjson" || type === "application/jsonl"
+}
+
+/** A 2xx answer labelled JSON: `NotAnEventStream` with the start of its body (read as an error body is). */
+const jsonAnswer = (response: Response, contentType: string, idleMs: number) =>
+  Effect.flatMap(
+    readExcerpt(response.body, idleMs),
+    // The whole excerpt goes into the error: `sanitize` masks the key, then cuts it.
+    (text) => Effect.fail(new NotAnEventStream({ found: "json", excerpt: text, contentType: contentType.trim() }))
+  )
+
 const resolveBudgets = (options: StreamOptions | undefined): Budgets => ({
   firstByteMs: options?.firstByteMs ?? defaultBudgets.firstByteMs,
   idleMs: options?.idleMs ?? defaultBudgets.idleMs,
@@ -392,10 +442,10 @@ const make = (open: Open): HttpTransport["Service"] => ({
     Stream.suspend(() => {
       const budgets = resolveBudgets(options)
       const signal = options?.signal
-      const mask = masker(request.apiKey)
+      const clean = sanitize(masker(request.apiKey), cutMasker(request.apiKey))
       if (signal?.aborted) {
         return Stream.fail(new AssemblyError.StreamAborted({ finishReason: null, reason: abortReason(signal) }))
-          .pipe(Stream.mapError(sanitize(mask)))
+          .pipe(Stream.mapError(clean))
       }
       const opened = Number.isFinite(budgets.firstByteMs)
         ? Effect.timeoutOrElse(open(request), {
@@ -408,6 +458,10 @@ const make = (open: Open): HttpTransport["Service"] => ({
       const bytes = Stream.unwrap(Effect.gen(function*() {
         const response = yield* opened
         if (response.status < 200 || response.status > 299) return yield* httpError(response, budgets.idleMs)
+        const contentType = response.headers["content-type"]
+        if (contentType !== undefined && isJsonMediaType(contentType)) {
+          return yield* jsonAnswer(response, contentType, budgets.idleMs)
+        }
         return budgetedBody(response.body, budgets, () => ended)
       }))
       const finishProfile = request.finishProfile ?? options?.decode?.finishProfile ??
@@ -438,7 +492,7 @@ const make = (open: Open): HttpTransport["Service"] => ({
         return batch
       })
       if (signal !== undefined) events = Stream.interruptWhen(events, awaitAbort(signal))
-      return Stream.mapError(events, sanitize(mask))
+      return Stream.mapError(events, clean)
     })
 })
 

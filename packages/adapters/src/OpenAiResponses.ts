@@ -487,11 +487,12 @@ export const decoder = (): Decoder.Decoder => {
 
 /**
  * Decodes a Responses API response body into core events.
+ * Fails with `Decoder.NotAnEventStream` when the body holds no SSE line at all.
  *
  * @since 0.1.0
  * @category decoding
  */
-export const decode =
-  (options?: Decoder.DecodeOptions) =>
-  <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
-    Decoder.decodeSse(decoder, options)(bytes)
+export const decode = (options?: Decoder.DecodeOptions) =>
+<E, R>(
+  bytes: Stream.Stream<Uint8Array, E, R>
+): Stream.Stream<StreamEvent.StreamEvent, E | Decoder.NotAnEventStream, R> => Decoder.decodeSse(decoder, options)(bytes)

@@ -195,11 +195,13 @@ const done: Decoder.SseEvent = { event: "message", data: "[DONE]" }
 /**
  * Decodes a response body of the named format, or of the format `auto` recognises, into core
  * events.
+ * Fails with `Decoder.NotAnEventStream` when the body holds no SSE line at all.
  *
  * @since 0.1.0
  * @category decoding
  */
-export const decode =
-  (name: Name | "auto", options?: Options) =>
-  <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
-    Decoder.decodeSse(() => name === "auto" ? autoDecoder(options) : decoder(name, options), options)(bytes)
+export const decode = (name: Name | "auto", options?: Options) =>
+<E, R>(
+  bytes: Stream.Stream<Uint8Array, E, R>
+): Stream.Stream<StreamEvent.StreamEvent, E | Decoder.NotAnEventStream, R> =>
+  Decoder.decodeSse(() => name === "auto" ? autoDecoder(options) : decoder(name, options), options)(bytes)

@@ -8,11 +8,14 @@
  * - `TransportError`: no response head arrived (`connect`), or the body was cut (`body`).
  * - `StreamTimeout` and `StreamAborted` (from core): a time budget ran out, or the caller
  *   aborted through an `AbortSignal`.
+ * - `NotAnEventStream` (from `Decoder`): the response is not an event stream (an
+ *   `application/json` content type, or a body without one SSE line).
  *
  * @since 0.1.0
  */
 import { AssemblyError } from "@toolgate/core"
 import { Schema } from "effect"
+import { NotAnEventStream } from "./Decoder.js"
 
 /**
  * The provider answered with a status outside 2xx, before the stream started: a rate limit
@@ -81,6 +84,7 @@ export type TransportFailure =
   | TransportError
   | AssemblyError.StreamTimeout
   | AssemblyError.StreamAborted
+  | NotAnEventStream
 
 /**
  * Schema of {@link TransportFailure}.
@@ -92,7 +96,8 @@ export const TransportFailure = Schema.Union([
   ProviderHttpError,
   TransportError,
   AssemblyError.StreamTimeout,
-  AssemblyError.StreamAborted
+  AssemblyError.StreamAborted,
+  NotAnEventStream
 ])
 
 /**

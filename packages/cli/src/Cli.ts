@@ -1,15 +1,16 @@
 /**
  * The `toolgate` command line: `inspect` (one captured stream) and `corpus` (every capture of a
- * fixture corpus). Input errors (a missing file, a directory, an empty or binary file, an unknown
- * provider, a bad tools file) print one line on stderr and exit 1; an inspected stream that ends
- * in a typed error exits 2.
+ * fixture corpus). Input errors (a missing file, a directory, an empty or binary file, a file that
+ * is not UTF-8 or not an event stream, an unknown provider, a bad tools file) print one line on
+ * stderr and exit 1; an inspected stream that ends in a typed error exits 2.
  *
  * @since 0.1.0
  */
 import { FinishProfile, Provider } from "@toolgate/adapters"
-import { Console, Data, Effect, FileSystem, Option, Path, Redacted, Stream } from "effect"
+import { Console, Data, Effect, FileSystem, Option, Path, Redacted } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { fileURLToPath } from "node:url"
+import * as Capture from "./Capture.js"
 import * as Corpus from "./Corpus.js"
 import * as Demo from "./Demo.js"
 import * as Inspect from "./Inspect.js"
@@ -27,32 +28,6 @@ export class InputError extends Data.TaggedError("InputError")<{ readonly reason
     return this.reason
   }
 }
-
-/**
- * Reads a capture for inspection, refusing what is not a text stream: a directory, an empty
- * file, or bytes that contain NUL or are not valid UTF-8.
- *
- * @since 0.1.0
- * @category input
- */
-export const readCapture = Effect.fnUntraced(function*(file: string) {
-  const fs = yield* FileSystem.FileSystem
-  const info = yield* fs.stat(file).pipe(Effect.mapError(() => new InputError({ reason: `${file}: no such file` })))
-  if (info.type === "Directory") return yield* new InputError({ reason: `${file}: is a directory, not a capture file` })
-  const bytes = yield* fs.readFile(file).pipe(
-    Effect.mapError((e) => new InputError({ reason: `${file}: cannot be read (${e.message})` }))
-  )
-  if (bytes.length === 0) return yield* new InputError({ reason: `${file}: is empty` })
-  if (bytes.includes(0)) {
-    return yield* new InputError({ reason: `${file}: is binary (contains NUL bytes), not a text stream` })
-  }
-  try {
-    new TextDecoder("utf-8", { fatal: true }).decode(bytes)
-  } catch {
-    return yield* new InputError({ reason: `${file}: is not valid UTF-8 text` })
-  }
-  return bytes
-})
 
 const loadTools = Effect.fnUntraced(function*(file: string) {
   const fs = yield* FileSystem.FileSystem
@@ -94,17 +69,24 @@ export const inspect = Command.make("inspect", {
   finishProfile: finishProfileFlag("compatible")
 }, ({ file, finishProfile, json, provider, tools }) =>
   Effect.gen(function*() {
-    const bytes = yield* readCapture(file)
+    const body = yield* Capture.open(file)
     const validator = Option.isSome(tools) ? (yield* loadTools(tools.value)).validator : undefined
-    const result = yield* Inspect.inspect(Stream.succeed(bytes), {
+    const result = yield* Inspect.inspect(body, {
       provider,
       tools: validator,
       finishProfile: Option.getOrUndefined(finishProfile),
       onDetected: (name) => {
         process.stderr.write(`toolgate: detected provider ${name}\n`)
       }
-    })
-    yield* Console.log(json ? JSON.stringify(result) : Inspect.render(result))
+    }).pipe(
+      Effect.catchTag("NotAnEventStream", (e) => Effect.fail(new Capture.CaptureError({ file, reason: e.message })))
+    )
+    if (json) {
+      for (const piece of Inspect.jsonPieces(result)) process.stdout.write(piece)
+      process.stdout.write("\n")
+    } else {
+      yield* Console.log(Inspect.render(result))
+    }
     if (result.outcome === "error") process.exitCode = 2
   })).pipe(
     Command.withDescription("assemble one captured provider stream and print its text, tool calls or typed error")
@@ -287,10 +269,14 @@ export const run = Command.make("run", {
       warn: (s) => process.stderr.write(s)
     }).pipe(
       Effect.catch((error) =>
-        Effect.sync(() => {
-          process.stdout.write(`\nerror: ${error._tag}: ${error.message}\ntool calls: none released\n`)
-          return false
-        })
+        // An endpoint that does not stream is a usage error (the wrong URL, or a server without
+        // streaming), not a failed turn: one line on stderr, exit 1.
+        error._tag === "NotAnEventStream"
+          ? Effect.fail(new InputError({ reason: `${flags.baseUrl} did not stream: ${error.message}` }))
+          : Effect.sync(() => {
+            process.stdout.write(`\nerror: ${error._tag}: ${error.message}\ntool calls: none released\n`)
+            return false
+          })
       )
     )
     if (!settled) process.exitCode = 2

@@ -3,13 +3,16 @@
  * against its `expected.json` when one sits beside it.
  *
  * A corpus is a folder of provider folders (`openai-chat/`, `anthropic/`, …) holding
- * `NAME.sse` captures; the folder name is the provider.
+ * `NAME.sse` captures; the folder name is the provider. Each capture is read as a stream, with the
+ * same input checks as `inspect` (`Capture.open`): a capture that fails them, or that is not an
+ * event stream, stops the run with a `CaptureError` naming it.
  *
  * @since 0.1.0
  */
 import { Provider } from "@toolgate/adapters"
-import { Effect, FileSystem, Path, Stream } from "effect"
+import { Effect, FileSystem, Path } from "effect"
 import { isDeepStrictEqual } from "node:util"
+import * as Capture from "./Capture.js"
 import { inspect, type InspectResult } from "./Inspect.js"
 
 /**
@@ -52,8 +55,12 @@ export const run = Effect.fnUntraced(function*(dir: string) {
     const files = (yield* fs.readDirectory(folder)).filter((f) => f.endsWith(".sse")).toSorted()
     for (const file of files) {
       const capture = path.join(folder, file)
-      const bytes = yield* fs.readFile(capture)
-      const result = yield* inspect(Stream.succeed(bytes), { provider })
+      const result = yield* inspect(yield* Capture.open(capture), { provider }).pipe(
+        Effect.catchTag(
+          "NotAnEventStream",
+          (e) => Effect.fail(new Capture.CaptureError({ file: capture, reason: e.message }))
+        )
+      )
       const expectedPath = capture.replace(/\.sse$/, ".expected.json")
       const matchesExpected = (yield* fs.exists(expectedPath))
         ? compare(result, JSON.parse(yield* fs.readFileString(expectedPath)))

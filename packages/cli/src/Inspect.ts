@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import type { FinishProfile } from "@toolgate/adapters"
-import { Provider, ToolValidator } from "@toolgate/adapters"
+import { type Decoder, Provider, ToolValidator } from "@toolgate/adapters"
 import { Assembler, AssemblyError } from "@toolgate/core"
 import { Effect, Stream } from "effect"
 
@@ -47,8 +47,11 @@ export interface InspectOptions {
 }
 
 /**
- * Inspects one response body. Assembly and validation errors become the `error` outcome; only
- * errors of the body itself (`E`, reading the file) fail the effect.
+ * Inspects one response body, read as it streams: reading stops once a failure has decided the
+ * verdict. Assembly and validation errors become the `error` outcome; the effect fails only with
+ * errors of the body itself (`E`, reading the file) and with `Decoder.NotAnEventStream` when the
+ * body is not an event stream at all (a non-streaming JSON response, any other text), which is an
+ * input error, not an outcome.
  *
  * @since 0.1.0
  * @category inspecting
@@ -56,7 +59,7 @@ export interface InspectOptions {
 export const inspect = <E, R>(
   body: Stream.Stream<Uint8Array, E, R>,
   options: InspectOptions
-): Effect.Effect<InspectResult, E, R> =>
+): Effect.Effect<InspectResult, E | Decoder.NotAnEventStream, R> =>
   Effect.suspend(() => {
     let text = ""
     let turn: Assembler.AssembledTurn | undefined
@@ -99,6 +102,22 @@ export const inspect = <E, R>(
       )
     )
   })
+
+/**
+ * The `--json` document of a result in pieces: the head, then one tool call at a time, then the
+ * tail. Joined, they are exactly `JSON.stringify(result)`; but no piece holds more than one call,
+ * so printing a turn with megabytes of arguments never builds the document as one string (on a
+ * 500 MB capture that string and its UTF-8 copy were the largest allocation of the run).
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export function* jsonPieces(result: InspectResult): Generator<string> {
+  const head = JSON.stringify({ outcome: result.outcome, finishReason: result.finishReason, text: result.text })
+  yield `${head.slice(0, -1)},"toolCalls":[`
+  for (let i = 0; i < result.toolCalls.length; i++) yield `${i === 0 ? "" : ","}${JSON.stringify(result.toolCalls[i])}`
+  yield `],"error":${JSON.stringify(result.error)}}`
+}
 
 /**
  * The readable view of a result: the text, each tool call with pretty-printed arguments, the

@@ -5,6 +5,9 @@
  */
 
 /** @since 0.1.0 */
+export * as Capture from "./Capture.js"
+
+/** @since 0.1.0 */
 export * as Cli from "./Cli.js"
 
 /** @since 0.1.0 */

@@ -12,7 +12,8 @@
  * phase, and an in-band `ProviderStreamError` such as Anthropic's `overloaded_error`). Not
  * retried: what the model said (`TokenLimitExceeded`, `UnexpectedFinishReason`,
  * `MalformedToolArguments`, `ToolCallProtocolError`, validation errors), a 4xx other than 429,
- * an abort. Delays follow a bounded exponential `Schedule` with jitter; a `Retry-After` longer
+ * an answer that is not an event stream (`NotAnEventStream`: a non-streaming JSON body, which
+ * the same request gets again), an abort. Delays follow a bounded exponential `Schedule` with jitter; a `Retry-After` longer
  * than the computed delay wins.
  *
  * Deadline. `deadlineMs` bounds the whole streaming phase, retries and their back-off included:
@@ -150,7 +151,8 @@ export type Output =
 
 /**
  * Default of {@link RetryPolicy.isRetryable}: transport failures, 429 and 5xx, and a body that
- * was cut, stalled or reported a provider error before its finish.
+ * was cut, stalled or reported a provider error before its finish. Everything else (the model's
+ * verdicts, other 4xx, `NotAnEventStream`, an abort, the total deadline) is final.
  *
  * @since 0.1.0
  * @category retries

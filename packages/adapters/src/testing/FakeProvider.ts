@@ -171,6 +171,11 @@ export interface Answer {
   /** Milliseconds before the response head; `Infinity`: never (a first-byte stall). Default 0. */
   readonly headersDelayMs?: number | undefined
   /**
+   * The `content-type` of a 200 answer; `null` sends none (many servers omit it). Default
+   * `text/event-stream; charset=utf-8`.
+   */
+  readonly contentType?: string | null | undefined
+  /**
    * Send exactly the bytes of the previous response to the same key (same ids): the same
    * request answered twice. Without a previous response, the source is used.
    */
@@ -652,8 +657,9 @@ export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope
         if (limit !== undefined) writes = limitWrites(writes, limit)
         const pace = chosen.paceMs ?? options.paceMs ?? 0
         record.status = 200
+        const contentType = chosen.contentType === undefined ? "text/event-stream; charset=utf-8" : chosen.contentType
         res.writeHead(200, {
-          "content-type": "text/event-stream; charset=utf-8",
+          ...(contentType === null ? {} : { "content-type": contentType }),
           "cache-control": "no-cache",
           "x-request-id": `req_${random.id(24)}`
         })

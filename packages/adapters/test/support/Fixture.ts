@@ -3,7 +3,7 @@
  * and the one function every adapter test compares with: a body, read in given chunks, through
  * `Provider.decode` and `Assembler.stream`, to the result shape of `expected.json`.
  */
-import { Provider } from "@toolgate/adapters"
+import { Decoder, Provider } from "@toolgate/adapters"
 import { Assembler, AssemblyError, type StreamEvent } from "@toolgate/core"
 import { Array as Arr, Cause, Effect, Exit, Order, Stream } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
@@ -53,8 +53,8 @@ export const loadAll = (): ReadonlyArray<Fixture> => Provider.names.flatMap(load
 
 /** The result of one run: the comparable outcome plus what a property needs to inspect. */
 export interface Run extends Outcome {
-  /** The typed assembly error, when the outcome is an error. */
-  readonly failure: AssemblyError.AssemblyError | undefined
+  /** The typed assembly error (or `NotAnEventStream`), when the outcome is an error. */
+  readonly failure: AssemblyError.AssemblyError | Decoder.NotAnEventStream | undefined
   /** Whether a `TurnCompleted` (the release of the tool calls) was emitted. */
   readonly released: boolean
 }
@@ -75,10 +75,12 @@ export const chunk = (bytes: Uint8Array, sizes: ReadonlyArray<number> = []): Arr
 
 /**
  * Runs chunks through the decoder and the streaming assembler. Fails with a defect (never a
- * typed error) when anything but a typed assembly error comes out: a thrown exception, a `Die`,
- * an error that is not an `AssemblyError`.
+ * typed error) when anything but a typed assembly error (or `NotAnEventStream`, a body with no SSE
+ * line) comes out: a thrown exception, a `Die`, any other error.
  */
-export const runEvents = (events: Stream.Stream<StreamEvent.StreamEvent>): Effect.Effect<Run> =>
+export const runEvents = (
+  events: Stream.Stream<StreamEvent.StreamEvent, Decoder.NotAnEventStream>
+): Effect.Effect<Run> =>
   Effect.suspend(() => {
     let text = ""
     let turn: Assembler.AssembledTurn | undefined
@@ -105,13 +107,16 @@ export const runEvents = (events: Stream.Stream<StreamEvent.StreamEvent>): Effec
           })
         }
         const error = Cause.findErrorOption(exit.cause)
-        if (Cause.hasDies(exit.cause) || error._tag === "None" || !AssemblyError.isAssemblyError(error.value)) {
+        if (
+          Cause.hasDies(exit.cause) || error._tag === "None" ||
+          !(AssemblyError.isAssemblyError(error.value) || error.value instanceof Decoder.NotAnEventStream)
+        ) {
           return Effect.die(new Error(`not a typed assembly error: ${Cause.pretty(exit.cause)}`))
         }
         const failure = error.value
         return Effect.succeed({
           outcome: "error",
-          finishReason: failure.finishReason,
+          finishReason: "finishReason" in failure ? failure.finishReason : null,
           text,
           toolCalls: [],
           error: failure._tag,
@@ -166,7 +171,7 @@ export const runText = (
 export const assembleText = (
   provider: Provider.Name | "auto",
   text: string
-): Effect.Effect<Assembler.AssembledTurn, AssemblyError.AssemblyError> =>
+): Effect.Effect<Assembler.AssembledTurn, AssemblyError.AssemblyError | Decoder.NotAnEventStream> =>
   Stream.make(bytes(text)).pipe(Provider.decode(provider), Assembler.assemble())
 
 const completeAtMemo = new Map<Fixture, number>()
