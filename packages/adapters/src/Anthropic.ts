@@ -421,7 +421,8 @@ const afterStop = () => protocol("an event arrived after message_stop, which end
  * @since 0.1.0
  * @category decoding
  */
-export const decode =
-  (options?: Options) =>
-  <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E | Decoder.NotAnEventStream, R> =>
-    Decoder.decodeSse(() => decoder(options), options)(bytes)
+export const decode = (options?: Options) =>
+<E, R>(
+  bytes: Stream.Stream<Uint8Array, E, R>
+): Stream.Stream<StreamEvent.StreamEvent, E | Decoder.NotAnEventStream, R> =>
+  Decoder.decodeSse(() => decoder(options), options)(bytes)
