@@ -71,7 +71,7 @@ interface Spawned {
 const start = (config: Record<string, unknown>): Spawned => {
   const child = spawn(process.execPath, [worker, JSON.stringify({ url: Postgres.url, schema, ...config })], {
     cwd: root,
-    stdio: ["ignore", "pipe", "pipe"]
+    stdio: ["pipe", "pipe", "pipe"]
   })
   const lines: Array<string> = []
   const waiters: Array<{ predicate: (line: string) => boolean; resolve: (line: string) => void }> = []
@@ -132,6 +132,8 @@ Postgres.describeServer(pg, "worker processes on the PostgreSQL server", () => {
         const sql = yield* SqlClient.SqlClient
         const turn = `race-${Math.random()}`
         const workers = [1, 2, 3, 4].map((n) => start({ mode: "race", worker: n, keys: 100, turn }))
+        yield* Effect.promise(() => Promise.all(workers.map((w) => w.line((l) => l.includes(`"ready"`)))))
+        for (const w of workers) w.child.stdin?.end("go\n")
         const codes = yield* Effect.promise(() => Promise.all(workers.map((w) => w.exit)))
         assert.deepStrictEqual(codes, [0, 0, 0, 0])
         const tallies = workers.map((w) =>

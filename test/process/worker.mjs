@@ -3,7 +3,8 @@
  * the PostgreSQL server. Reads one JSON argument:
  *
  * - `{ mode: "race", url, schema, worker, keys, turn }`: executes `RecordVisit` for keys
- *   0..keys-1 in a shuffled order, 8 at a time; the handler inserts one row per run into
+ *   0..keys-1 in a shuffled order, 8 at a time, once the parent writes a line to its stdin (it
+ *   prints `{ event: "ready" }` when connected); the handler inserts one row per run into
  *   `<schema>.runs` (the "downstream"), so the parent can count runs across processes. Prints one
  *   JSON line `{ executed, replayed, failed }`.
  * - `{ mode: "hang", url, schema, turn, recovery, leaseMs }`: executes one call whose handler
@@ -53,6 +54,13 @@ const race = Effect.gen(function*() {
         }).pipe(Effect.orDie)
     }
   }, { waitMs: 30_000 })
+  // A barrier: the parent says go once every worker is connected, so the race is a race and not
+  // a relay (a worker that started late would find every key done).
+  yield* sql`SELECT 1`
+  process.stdout.write(`${JSON.stringify({ event: "ready" })}\n`)
+  yield* Effect.callback((resume) => {
+    process.stdin.once("data", () => resume(Effect.void))
+  })
   const order = Array.from({ length: config.keys }, (_, i) => `lead-${i}`)
   for (let i = order.length - 1; i > 0; i--) {
     const j = Math.floor(Math.random() * (i + 1))
