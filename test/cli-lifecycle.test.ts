@@ -5,15 +5,13 @@
  * 127.0.0.1), with `run` defaulting to `strict` for the first-party API hosts only.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as FakeProvider from "@toolgate/adapters/testing/FakeProvider"
-import { Inspect } from "@toolgate/cli"
-import * as Run from "@toolgate/cli/Run"
-import * as FakeCrm from "@toolgate/runtime/testing/FakeCrm"
-import { Effect, Stream } from "effect"
+import { HttpModelStream } from "@toolgate/adapters"
+import { Inspect, Run } from "@toolgate/cli"
+import { FakeCrm, FakeProvider, Fixture } from "@toolgate/testing"
+import { Effect, Result, Stream } from "effect"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as Fixture from "../packages/adapters/test/support/Fixture.js"
 import * as Cli from "./support/cli.js"
 import { root } from "./support/cli.js"
 
@@ -130,8 +128,11 @@ describe("toolgate run --finish-profile", () => {
     warn: () => {}
   }
   it("defaults to strict for api.openai.com and api.anthropic.com, compatible for any other base URL", () => {
-    const profile = (provider: Run.Options["provider"], baseUrl: string, finishProfile?: "strict" | "compatible") =>
-      Run.request({ ...base, provider, baseUrl, finishProfile }).finishProfile
+    const profile = (provider: Run.Options["provider"], baseUrl: string, finishProfile?: "strict" | "compatible") => {
+      const options = { ...base, provider, baseUrl, finishProfile }
+      return Result.getOrThrow(HttpModelStream.providerRequest(Run.modelStream(options), Run.modelRequest(options)))
+        .finishProfile
+    }
     expect(profile("openai-chat", "https://api.openai.com/v1")).toBe("strict")
     expect(profile("anthropic", "https://api.anthropic.com/v1")).toBe("strict")
     expect(profile("openai-chat", "http://localhost:4000/v1")).toBe("compatible")

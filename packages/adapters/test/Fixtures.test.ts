@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Provider } from "@toolgate/adapters"
+import { Fixture } from "@toolgate/testing"
 import { Effect } from "effect"
-import * as Fixture from "./support/Fixture.js"
 
 /** Read sizes in [1, 7] drawn from a seed (a small xorshift-multiply generator). */
 const readSizes = (seed: number, count = 97): Array<number> => {

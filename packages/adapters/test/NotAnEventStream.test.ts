@@ -1,5 +1,5 @@
 /**
- * `Decoder.NotAnEventStream`: a body that holds no SSE line at all (a non-streaming JSON response,
+ * `NotAnEventStream` (`ModelStreamError`): a body that holds no SSE line at all (a non-streaming JSON response,
  * a README, an HTML page) fails the decoded stream with that typed error, for every decoder and
  * `auto`, however the body is cut into reads. Everything that is an event stream is not: a body
  * of comments only, a body cut short (even inside its first line, or before its first byte), a
@@ -7,10 +7,10 @@
  * `ProviderStreamError`.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Decoder, Provider } from "@toolgate/adapters"
-import { Assembler } from "@toolgate/core"
+import { Provider } from "@toolgate/adapters"
+import { Assembler, ModelStreamError } from "@toolgate/core"
+import { Fixture } from "@toolgate/testing"
 import { Arbitrary, Data, Effect, Schema, Stream } from "effect"
-import * as Fixture from "./support/Fixture.js"
 
 const int = (minimum: number, maximum: number) =>
   Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })))
@@ -111,11 +111,11 @@ describe("NotAnEventStream", () => {
         for (const mode of modes) {
           for (let at = 0; at <= bytes.length; at += 7) {
             const error = yield* failureOf(mode, [bytes.subarray(0, at), bytes.subarray(at)])
-            expect(error).toBeInstanceOf(Decoder.NotAnEventStream)
+            expect(error).toBeInstanceOf(ModelStreamError.NotAnEventStream)
             expect(error).toMatchObject({ found: "json", contentType: null })
           }
         }
-        const error = yield* failureOf("openai-chat", [bytes]) as Effect.Effect<Decoder.NotAnEventStream>
+        const error = yield* failureOf("openai-chat", [bytes]) as Effect.Effect<ModelStreamError.NotAnEventStream>
         expect(error.excerpt).toBe(new TextDecoder().decode(bytes).trim().slice(0, 160))
         expect(error.message).toMatch(
           /^a JSON body, not an event stream; did the request set stream: true\? \(the body starts "/
@@ -129,7 +129,7 @@ describe("NotAnEventStream", () => {
       Effect.gen(function*() {
         for (const mode of modes) {
           const error = yield* failureOf(mode, Fixture.chunk(asBytes(body), [3]))
-          expect(error).toBeInstanceOf(Decoder.NotAnEventStream)
+          expect(error).toBeInstanceOf(ModelStreamError.NotAnEventStream)
           expect(error).toMatchObject({ found: "text" })
           expect(error.message).toMatch(/^no server-sent events found/)
         }
@@ -140,7 +140,9 @@ describe("NotAnEventStream", () => {
     Effect.gen(function*() {
       // Character 160 would be the first half of an emoji: the excerpt stops before it.
       const body = `a${"😀".repeat(200)}\n`
-      const error = yield* failureOf("anthropic", [Fixture.bytes(body)]) as Effect.Effect<Decoder.NotAnEventStream>
+      const error = yield* failureOf("anthropic", [Fixture.bytes(body)]) as Effect.Effect<
+        ModelStreamError.NotAnEventStream
+      >
       expect(error.excerpt).toBe(`a${"😀".repeat(79)}`)
       expect(error.message.length).toBeLessThanOrEqual(300)
     }))
@@ -227,7 +229,7 @@ describe("NotAnEventStream", () => {
         const body = braces === "object" ? `{${inner}}` : braces === "array" ? `[${inner}]` : inner
         for (const mode of modes) {
           const failure = yield* failureOf(mode, Fixture.chunk(Fixture.bytes(body), sizes))
-          expect(failure).toBeInstanceOf(Decoder.NotAnEventStream)
+          expect(failure).toBeInstanceOf(ModelStreamError.NotAnEventStream)
           expect(failure).toMatchObject({ found: braces === "none" ? "text" : "json" })
         }
       }),
