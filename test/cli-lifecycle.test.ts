@@ -15,15 +15,6 @@ import { join } from "node:path"
 import * as Cli from "./support/cli.js"
 import { root } from "./support/cli.js"
 
-/** A seeded generator of read sizes in [1, 7], so a failing chunking can be reproduced. */
-const readSizes = (seed: number, count: number): Array<number> => {
-  let a = seed >>> 0
-  return Array.from({ length: count }, () => {
-    a = (Math.imul(a ^ (a >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0
-    return 1 + (a % 7)
-  })
-}
-
 describe("inspect's code path on the fixture corpus in random 1–7 byte reads", () => {
   const fixtures = Fixture.loadAll()
   it("finds the 70 cases", () => {
@@ -32,7 +23,7 @@ describe("inspect's code path on the fixture corpus in random 1–7 byte reads",
   fixtures.forEach((fixture, n) => {
     it.effect(fixture.name, () =>
       Effect.gen(function*() {
-        const sizes = readSizes(0x9e3779b9 + n, 64)
+        const sizes = Fixture.readSizes(0x9e3779b9 + n, 64)
         const result = yield* Inspect.inspect(Stream.fromIterable(Fixture.chunk(fixture.bytes, sizes)), {
           provider: fixture.provider
         })

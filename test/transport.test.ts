@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { HttpTransport } from "@toolgate/adapters"
 import { Assembler, AssemblyError, ModelStreamError } from "@toolgate/core"
-import { FakeProvider, Fixture } from "@toolgate/testing"
+import { FakeProvider, Fixture, Random } from "@toolgate/testing"
 import { Cause, Deferred, Effect, Exit, Fiber, Logger, Redacted, References, Stream, Tracer } from "effect"
 import { HttpClient } from "effect/http"
 import { TestClock } from "effect/testing"
@@ -33,15 +33,6 @@ const failure = <A, E>(stream: Stream.Stream<A, E>) => Effect.flip(Stream.runDra
 /** The fake's single request record. */
 const only = (fake: FakeProvider.Server) => Effect.map(fake.stats, (s) => s.log[s.log.length - 1]!)
 
-/** A seeded generator of write sizes, so a failing chunking can be reproduced. */
-const sizes = (seed: number) => {
-  let a = seed
-  return (min: number, max: number) => {
-    a = (Math.imul(a ^ (a >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0
-    return min + (a % (max - min + 1))
-  }
-}
-
 describe("HttpTransport over HTTP", () => {
   it.live("every fixture, replayed over HTTP at random chunkings, assembles as it does from the file", () =>
     Effect.gen(function*() {
@@ -53,7 +44,7 @@ describe("HttpTransport over HTTP", () => {
           return { source: FakeProvider.bytes(byName.get(body.fixture)!.bytes), chunkBytes: body.chunk }
         }
       })
-      const draw = sizes(20251129)
+      const draw = Random.make(20251129).int
       const runs = fixtures.flatMap((fixture) => {
         const small = fixture.bytes.length > 16_384 ? draw(16, 256) : draw(1, 24)
         return [

@@ -12,6 +12,7 @@ import { Assembler, AssemblyError, ModelStreamError, type StreamEvent } from "@t
 import { Array as Arr, Cause, Effect, Exit, Order, Stream } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
+import * as Random from "./Random.js"
 
 /**
  * The repository's fixture corpus, `test/fixtures/` (this package lives in the repository's
@@ -85,6 +86,18 @@ export interface Run extends Outcome {
   readonly failure: AssemblyError.AssemblyError | ModelStreamError.NotAnEventStream | undefined
   /** Whether a `TurnCompleted` (the release of the tool calls) was emitted. */
   readonly released: boolean
+}
+
+/**
+ * `count` read sizes in [1, 7], drawn from `seed` (`Random`): a reproducible tiny chunking, so a
+ * failure names its seed.
+ *
+ * @since 0.1.0
+ * @category chunking
+ */
+export const readSizes = (seed: number, count = 97): Array<number> => {
+  const random = Random.make(seed)
+  return Array.from({ length: count }, () => random.int(1, 7))
 }
 
 /**
