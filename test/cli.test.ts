@@ -4,6 +4,7 @@
  * and bad input gets one line on stderr with exit 1.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { NonStreaming } from "@toolgate/testing"
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -410,39 +411,10 @@ describe("toolgate inspect: a body that is not an event stream is an input error
     return file
   }
   // Non-streaming answers as the APIs send them: the classic "forgot stream: true" capture.
-  const chat = write(
-    "chat-completion.json",
-    JSON.stringify(
-      {
-        id: "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
-        object: "chat.completion",
-        model: "gpt-4o-2024-08-06",
-        choices: [{
-          index: 0,
-          message: {
-            role: "assistant",
-            content: null,
-            tool_calls: [{ id: "call_1", type: "function", function: { name: "create_task", arguments: "{}" } }]
-          },
-          finish_reason: "tool_calls"
-        }]
-      },
-      null,
-      2
-    )
-  )
-  const responses = write(
-    "responses.json",
-    JSON.stringify({ id: "resp_1", object: "response", status: "completed", output: [] }, null, 2)
-  )
-  const anthropic = write(
-    "message.json",
-    JSON.stringify({ id: "msg_1", type: "message", role: "assistant", content: [], stop_reason: "end_turn" })
-  )
-  const gemini = write(
-    "generate-content.json",
-    JSON.stringify({ candidates: [{ content: { parts: [{ text: "hi" }] }, finishReason: "STOP" }] }, null, 2)
-  )
+  const chat = write("chat-completion.json", NonStreaming.chatCompletion)
+  const responses = write("responses.json", NonStreaming.responses)
+  const anthropic = write("message.json", NonStreaming.anthropicMessage)
+  const gemini = write("generate-content.json", NonStreaming.geminiGenerateContent)
   const html = write("gateway.html", "<!DOCTYPE html>\n<html><body><h1>502 Bad Gateway</h1></body></html>\n")
   const json = "a JSON body, not an event stream; did the request set stream: true?"
   const text = "no server-sent events found"

@@ -9,7 +9,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Provider } from "@toolgate/adapters"
 import { Assembler, ModelStreamError } from "@toolgate/core"
-import { Fixture } from "@toolgate/testing"
+import { Fixture, NonStreaming } from "@toolgate/testing"
 import { Arbitrary, Data, Effect, Schema, Stream } from "effect"
 
 const int = (minimum: number, maximum: number) =>
@@ -27,58 +27,8 @@ const readSizes = Arbitrary.array(
 const failureOf = (mode: Provider.Name | "auto", reads: ReadonlyArray<Uint8Array>) =>
   Stream.fromIterable(reads).pipe(Provider.decode(mode), Assembler.assemble(), Effect.flip)
 
-// Non-streaming answers as the APIs send them (OpenAI, Anthropic and Gemini pretty-print theirs).
-const chatCompletion = JSON.stringify(
-  {
-    id: "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
-    object: "chat.completion",
-    created: 1741570283,
-    model: "gpt-4o-2024-08-06",
-    choices: [{
-      index: 0,
-      message: {
-        role: "assistant",
-        content: null,
-        tool_calls: [{
-          id: "call_Wc8qhBWf0BZL6Yy1mXcHDrjF",
-          type: "function",
-          function: { name: "create_task", arguments: "{\"title\":\"Call back\"}" }
-        }]
-      },
-      finish_reason: "tool_calls"
-    }]
-  },
-  null,
-  2
-)
-const responsesBody = JSON.stringify(
-  {
-    id: "resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b",
-    object: "response",
-    status: "completed",
-    output: [{ type: "function_call", id: "fc_1", call_id: "call_1", name: "create_task", arguments: "{}" }]
-  },
-  null,
-  2
-)
-const anthropicMessage = JSON.stringify({
-  id: "msg_01Aq9w938a90dw8q",
-  type: "message",
-  role: "assistant",
-  content: [{ type: "tool_use", id: "toolu_01A09q90qw90lq917835lq9", name: "create_task", input: { title: "x" } }],
-  stop_reason: "tool_use"
-})
-const geminiBody = JSON.stringify(
-  {
-    candidates: [{ content: { parts: [{ functionCall: { name: "create_task", args: {} } }], role: "model" } }],
-    usageMetadata: { promptTokenCount: 12 }
-  },
-  null,
-  2
-).replace(/\n/g, "\r\n")
-/** `streamGenerateContent` without `alt=sse`: a streamed JSON array. */
-const geminiArray = `[${geminiBody}\r\n,\r\n${geminiBody}]`
-
+const { anthropicMessage, chatCompletion, geminiArray, responses: responsesBody } = NonStreaming
+const geminiBody = NonStreaming.geminiGenerateContent
 const jsonBodies = [
   ["chat.completion", chatCompletion],
   ["a Responses body", responsesBody],

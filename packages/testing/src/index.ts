@@ -22,3 +22,9 @@ export * as Random from "./Random.js"
 
 /** @since 0.1.0 */
 export * as SseScript from "./SseScript.js"
+
+/** @since 0.1.0 */
+export * as NonStreaming from "./NonStreaming.js"
+
+/** @since 0.1.0 */
+export * as ValidatedCall from "./ValidatedCall.js"
