@@ -15,7 +15,9 @@
  * - applied / terminal (cached and replayed): any other non-2xx, as the tool's failure
  *   `{ status, message }` (the body's first 200 characters).
  *
- * Interrupting the handler (its timeout, a lost lease) aborts the request.
+ * Interrupting the handler (its timeout, a lost lease) aborts the request. (With `FetchHttpClient`,
+ * Node's `fetch` keeps the aborted request's connection open until the server answers;
+ * `NodeHttpClient.layerUndici` closes it.)
  *
  * ```ts
  * const Executor = ToolExecutor.layer(Crm, {
