@@ -56,7 +56,7 @@
  *
  * @since 0.1.0
  */
-import type { IdempotencyKey, ToolCall } from "@toolgate/core"
+import type { IdempotencyKey, KeyPolicy, ToolCall } from "@toolgate/core"
 import { Context, Effect, Layer, Result, type Schedule } from "effect"
 import type { Tool, Toolkit } from "effect/ai"
 import type { ExecutionError, InvalidExecutorOptions } from "./ExecutionError.js"
@@ -222,6 +222,9 @@ export interface Executed<A> {
  * The recorded result of an earlier execution; the handler did not run. `json` is the stored
  * JSON text, byte for byte the `json` of the execution (on every store), `encoded` its parsed
  * value (members in the same order). `waited`: this call waited for another worker's lease first.
+ * `argumentChanges`: how this call's arguments differ from the recorded call's (under a key
+ * policy, in its free text: a rephrased title), as paths with bounded excerpts of both values;
+ * `undefined` when they are the same (or the record keeps no arguments to compare).
  *
  * @since 0.1.0
  * @category models
@@ -233,6 +236,7 @@ export interface Replayed<A> {
   readonly json: string
   readonly key: string
   readonly waited: boolean
+  readonly argumentChanges?: KeyPolicy.Changes | undefined
 }
 
 /**

@@ -25,6 +25,7 @@ const ClaimRequest = Schema.Struct({
   key: Schema.String,
   tool: Schema.String,
   fingerprint: Schema.String,
+  arguments: Schema.NullOr(Schema.String),
   owner: Schema.String,
   leaseMs: Schema.Number,
   retentionMs: Schema.Number,
@@ -56,6 +57,7 @@ const RecordRow = Schema.Struct({
   generation: Schema.Number,
   recovery: Rules.Recovery,
   owner: Schema.NullOr(Schema.String),
+  argumentsText: Schema.NullOr(Schema.String),
   resultText: Schema.NullOr(Schema.String),
   error: Json,
   externalRef: Schema.NullOr(Schema.String),
@@ -103,13 +105,39 @@ const ResolveRequest = Schema.Struct({
   externalRef: Schema.NullOr(Schema.String),
   retentionMs: Schema.Number
 })
+const ResolveAuditedRequest = Schema.Struct({
+  ...ResolveRequest.fields,
+  by: Schema.String,
+  reason: Schema.NullOr(Schema.String)
+})
+const ListRequest = Schema.Struct({
+  scope: Schema.NullOr(Schema.String),
+  keyPrefix: Schema.NullOr(Schema.String),
+  status: Schema.NullOr(Schema.String),
+  tool: Schema.NullOr(Schema.String),
+  limit: Schema.Number,
+  now: Now
+})
+const ResolutionRow = Schema.Struct({
+  scope: Schema.String,
+  key: Schema.String,
+  fence: Fence,
+  tool: Schema.String,
+  status: Rules.Status,
+  resultText: Schema.NullOr(Schema.String),
+  errorText: Schema.NullOr(Schema.String),
+  parkedError: Json,
+  by: Schema.String,
+  reason: Schema.NullOr(Schema.String),
+  at: Timestamp
+})
 const ReapRequest = Schema.Struct({
   graceMs: Schema.Number,
   includeReexecutable: Schema.Boolean,
   batchSize: Schema.Number,
   now: Now
 })
-const PurgeRequest = Schema.Struct({ batchSize: Schema.Number, now: Now })
+const PurgeRequest = Schema.Struct({ batchSize: Schema.Number, now: Now, olderThanMs: Schema.NullOr(Schema.Number) })
 const JournalRequest = Schema.Struct({
   ...FencedRequest.fields,
   attempt: Schema.Number,
@@ -144,7 +172,8 @@ export const claim = codec(ClaimRequest, ClaimRow, (r) => [
   r.retentionMs,
   r.maxAttempts,
   r.recovery,
-  r.now
+  r.now,
+  r.arguments
 ])
 /** @internal */
 export const read = codec(RefRequest, RecordRow, (r) => [r.scope, r.key, r.now])
@@ -185,9 +214,28 @@ export const resolve = codec(ResolveRequest, FenceRow, (r) => [
   r.now
 ])
 /** @internal */
+export const resolveAudited = codec(ResolveAuditedRequest, FenceRow, (r) => [
+  r.scope,
+  r.key,
+  r.fence,
+  r.status,
+  r.result,
+  bytesOf(r.result),
+  r.error,
+  r.externalRef,
+  r.retentionMs,
+  r.now,
+  r.by,
+  r.reason
+])
+/** @internal */
+export const list = codec(ListRequest, RecordRow, (r) => [r.scope, r.keyPrefix, r.status, r.tool, r.limit, r.now])
+/** @internal */
+export const resolutions = codec(RecordRefRequest, ResolutionRow, (r) => [r.scope, r.key])
+/** @internal */
 export const reap = codec(ReapRequest, ReapedRow, (r) => [r.graceMs, r.includeReexecutable, r.batchSize, r.now])
 /** @internal */
-export const purge = codec(PurgeRequest, KeyRow, (r) => [r.batchSize, r.now])
+export const purge = codec(PurgeRequest, KeyRow, (r) => [r.batchSize, r.now, r.olderThanMs])
 /** @internal */
 export const journal = codec(JournalRequest, Schema.Unknown, (r) => [
   r.fence,
