@@ -362,11 +362,16 @@ export interface Service {
   ) => Effect.Effect<ReadonlyArray<FencedRef>, StoreUnavailable>
   /**
    * Deletes settled records past retention (or, with `olderThanMs`, settled records last changed
-   * more than that many ms ago, whatever their retention), in batches of `batchSize` (default 500)
-   * until none is left; returns how many. Records in progress or `unknown` are never deleted.
+   * more than that many ms ago, whatever their retention; with `scope`, only that tenant's), in
+   * batches of `batchSize` (default 500) until none is left; returns how many. Records in progress
+   * or `unknown` are never deleted.
    */
   readonly purge: (
-    options?: At & { readonly batchSize?: number | undefined; readonly olderThanMs?: number | undefined }
+    options?: At & {
+      readonly batchSize?: number | undefined
+      readonly olderThanMs?: number | undefined
+      readonly scope?: string | undefined
+    }
   ) => Effect.Effect<number, StoreUnavailable>
   /** Records matching a query, newest change first (see {@link ListQuery}). */
   readonly list: (query: ListQuery) => Effect.Effect<ReadonlyArray<StoredRecord>, StoreUnavailable>

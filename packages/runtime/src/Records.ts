@@ -356,18 +356,21 @@ export const resolve = Effect.fn("Records.resolve")(function*(reference: Referen
 
 /**
  * Deletes settled records (`succeeded`, `failed`, `released`) past their retention, or, with
- * `olderThanMs`, those settled more than that many ms ago whatever their retention; returns how
- * many. Records in progress and `unknown` ones are never deleted; resolution audits are kept.
- * Fails with `InvalidRecordRequest` for an `olderThanMs` that is not a finite number ≥ 0.
+ * `olderThanMs`, those settled more than that many ms ago whatever their retention (with `scope`,
+ * only that tenant's); returns how many. Records in progress and `unknown` ones are never deleted;
+ * resolution audits are kept. Fails with `InvalidRecordRequest` for an `olderThanMs` that is not a
+ * finite number ≥ 0.
  *
  * @since 0.1.0
  * @category purging
  */
-export const purge = Effect.fn("Records.purge")(function*(options: { readonly olderThanMs?: number | undefined } = {}) {
-  const { olderThanMs } = options
+export const purge = Effect.fn("Records.purge")(function*(
+  options: { readonly olderThanMs?: number | undefined; readonly scope?: string | undefined } = {}
+) {
+  const { olderThanMs, scope } = options
   if (olderThanMs !== undefined && !(Number.isFinite(olderThanMs) && olderThanMs >= 0)) {
     return yield* new InvalidRecordRequest({ field: "olderThanMs", reason: "a finite number of ms ≥ 0" })
   }
   const store = yield* IdempotencyStore.IdempotencyStore
-  return yield* store.purge({ olderThanMs })
+  return yield* store.purge({ olderThanMs, scope })
 })

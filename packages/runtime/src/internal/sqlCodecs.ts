@@ -137,7 +137,12 @@ const ReapRequest = Schema.Struct({
   batchSize: Schema.Number,
   now: Now
 })
-const PurgeRequest = Schema.Struct({ batchSize: Schema.Number, now: Now, olderThanMs: Schema.NullOr(Schema.Number) })
+const PurgeRequest = Schema.Struct({
+  batchSize: Schema.Number,
+  now: Now,
+  olderThanMs: Schema.NullOr(Schema.Number),
+  scope: Schema.NullOr(Schema.String)
+})
 const JournalRequest = Schema.Struct({
   ...FencedRequest.fields,
   attempt: Schema.Number,
@@ -235,7 +240,7 @@ export const resolutions = codec(RecordRefRequest, ResolutionRow, (r) => [r.scop
 /** @internal */
 export const reap = codec(ReapRequest, ReapedRow, (r) => [r.graceMs, r.includeReexecutable, r.batchSize, r.now])
 /** @internal */
-export const purge = codec(PurgeRequest, KeyRow, (r) => [r.batchSize, r.now, r.olderThanMs])
+export const purge = codec(PurgeRequest, KeyRow, (r) => [r.batchSize, r.now, r.olderThanMs, r.scope])
 /** @internal */
 export const journal = codec(JournalRequest, Schema.Unknown, (r) => [
   r.fence,

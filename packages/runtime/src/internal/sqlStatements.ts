@@ -214,11 +214,11 @@ RETURNING fence`,
        parked_error AS "parkedError", resolved_by AS "by", reason, resolved_at AS "at"
 FROM ${n.resolution} WHERE scope = $1 AND idem_key = $2 ORDER BY resolved_at, fence`,
 
-  /** Purge — `$1 batch, $2 now, $3 older_than_ms (null: past retention)` */
+  /** Purge — `$1 batch, $2 now, $3 older_than_ms (null: past retention), $4 scope (null: every one)` */
   purge: `WITH t AS (SELECT coalesce($2::timestamptz, now()) AS now),
 doomed AS (
   SELECT scope, idem_key FROM ${n.record}
-  WHERE status IN ${settled}
+  WHERE status IN ${settled} AND ($4::text IS NULL OR scope = $4)
     AND CASE WHEN $3::float8 IS NULL THEN expires_at <= (SELECT now FROM t)
              ELSE updated_at <= (SELECT now FROM t) - $3::float8 * interval '1 millisecond' END
   ORDER BY expires_at LIMIT $1

@@ -330,13 +330,19 @@ export const make = (schema: string) =>
       options?: IdempotencyStore.At & {
         readonly batchSize?: number | undefined
         readonly olderThanMs?: number | undefined
+        readonly scope?: string | undefined
       }
     ) {
       const batchSize = options?.batchSize ?? 500
       let total = 0
       for (;;) {
         const rows = yield* purgeQuery(
-          { batchSize, now: options?.now ?? null, olderThanMs: options?.olderThanMs ?? null },
+          {
+            batchSize,
+            now: options?.now ?? null,
+            olderThanMs: options?.olderThanMs ?? null,
+            scope: options?.scope ?? null
+          },
           null
         )
         total += rows.length
