@@ -416,14 +416,17 @@ export const make = Effect.sync(() => {
     options?: IdempotencyStore.At & {
       readonly batchSize?: number | undefined
       readonly olderThanMs?: number | undefined
+      readonly scope?: string | undefined
     }
   ) {
     const now = yield* clock(options)
     const olderThan = options?.olderThanMs
+    const scope = options?.scope
     let total = 0
     for (const [k, row] of rows) {
       if (
-        isSettled(row.status) && (olderThan === undefined ? row.expiresAt <= now : row.updatedAt <= now - olderThan)
+        isSettled(row.status) && (scope === undefined || row.scope === scope) &&
+        (olderThan === undefined ? row.expiresAt <= now : row.updatedAt <= now - olderThan)
       ) {
         rows.delete(k)
         total++
