@@ -584,6 +584,7 @@ export const resolve = Command.make("resolve", {
         reason: "--result goes with --applied: a call that was not applied has no result"
       })
     }
+    yield* Records.keyOf(flags.key).pipe(Effect.mapError((e) => new InputError({ reason: e.message })))
     if (Option.isSome(flags.fence) && !/^[1-9][0-9]{0,18}$/.test(flags.fence.value)) {
       return yield* new InputError({ reason: `--fence ${flags.fence.value}: not a fence (a positive integer)` })
     }
