@@ -30,19 +30,25 @@ const ensureTemplate = async (): Promise<void> => {
   }
 }
 
+/** A fresh copy of the initialised template, for a test that manages the directory itself. */
+export const freshDir = async (): Promise<string> => {
+  await ensureTemplate()
+  const target = fs.mkdtempSync(path.join(root, "run-"))
+  fs.cpSync(template, target, { recursive: true })
+  return target
+}
+
 /**
  * A `PgClient`/`SqlClient` on a fresh copy of the initialised template, served by
  * `EmbeddedPostgres`; the copy is deleted when the layer is released.
  */
-export const layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> = Layer.unwrap(
+export const layer: Layer.Layer<
+  PgClient.PgClient | SqlClient.SqlClient,
+  SqlError.SqlError | EmbeddedPostgres.DataDirInUse
+> = Layer.unwrap(
   Effect.gen(function*() {
     const dir = yield* Effect.acquireRelease(
-      Effect.promise(async () => {
-        await ensureTemplate()
-        const target = fs.mkdtempSync(path.join(root, "run-"))
-        fs.cpSync(template, target, { recursive: true })
-        return target
-      }),
+      Effect.promise(freshDir),
       (target) => Effect.sync(() => fs.rmSync(target, { recursive: true, force: true }))
     )
     return EmbeddedPostgres.layer({ dataDir: dir })
