@@ -10,7 +10,7 @@
  *   0..turns-1 in a shuffled order, 8 at a time. Turn `n` (scope `acme/<prefix>-<n>`) makes two
  *   calls, `create_task` and `assign_owner` for lead `lead-<n>`, whose handlers POST to the fake
  *   CRM at `crm` with the downstream key as `Idempotency-Key`. A turn whose calls failed with a
- *   retryable error (`ExecutionInProgress`, `StoreUnavailable`) is redelivered after 100 ms, at
+ *   retryable error (`ExecutionInProgress`, `StoreUnavailable`, `LeaseLost`) is redelivered after 100 ms, at
  *   most 50 times. Prints `{ event: "turn", n }` per handled turn and finally
  *   `{ event: "done", executed, replayed, redelivered, failed }`.
  * - `mode: "ack"`, `{ prefix, crm, stage }`: executes one call; with `stage: "claim"` prints
@@ -72,7 +72,9 @@ const Live = IdempotencyStore.layerSql(config.store.kind === "embedded" ? {} : {
   Layer.provide(Store)
 )
 
-const retryable = new Set(["ExecutionInProgress", "StoreUnavailable"])
+// LeaseLost: this worker was fenced off (its lease lapsed while the machine was loaded and another
+// worker took the call over); a redelivery replays the other worker's outcome
+const retryable = new Set(["ExecutionInProgress", "StoreUnavailable", "LeaseLost"])
 
 const turns = Effect.gen(function*() {
   const executor = yield* ToolExecutor.make(Crm, {

@@ -9,9 +9,13 @@
  *
  * Order of an owner's start: lock, listen on the socket (replacing a stale socket file, which
  * only the lock holder may touch), publish `toolgate-owner.json`, open PGlite (connections wait
- * for it). Order of its end: stop listening and tell every connection the owner is shutting down
- * (SQLSTATE 57P01, which the store retries), close PGlite, remove the record, release the lock.
- * PGlite is therefore closed before anyone else can take the lock.
+ * for it). Order of its end: serve on until the members' connections are gone or
+ * {@link drainMs} passed (members that end too, on the same SIGTERM, finish their last writes),
+ * stop listening and tell every connection left that the owner is shutting down (SQLSTATE 57P01,
+ * which the store retries), close PGlite, remove the record, release the lock. PGlite is
+ * therefore closed before anyone else can take the lock. A process whose layer closes while it
+ * is still opening PGlite to take over does not wait for it: the open finishes (or the process
+ * exits, which is as safe as a SIGKILL) and closes it.
  *
  * @internal
  */
@@ -27,6 +31,9 @@ import * as SessionServer from "./sessionServer.js"
 
 /** @internal */
 export const memory = "memory://"
+
+/** How long an ending owner serves its members' last writes, ms. @internal */
+export const drainMs = 500
 
 /** @internal */
 export interface Options {
@@ -166,6 +173,8 @@ interface Owned {
   readonly server: SessionServer.SessionServer
   /** Settles when PGlite is open (rejects when it cannot be opened). */
   readonly opened: Promise<PGlite>
+  /** Whether `opened` has settled. */
+  settled: boolean
 }
 
 /** @internal */
@@ -193,14 +202,37 @@ export const make = (options: Options): Membership => {
       throw error
     }
     const opened = PGlite.create({ dataDir })
-    owned = { lock, server, opened }
-    opened.then((db) => server.open(db), (error: unknown) => {
+    const mine: Owned = { lock, server, opened, settled: false }
+    owned = mine
+    opened.then((db) => {
+      mine.settled = true
+      if (closed) return void release(mine)
+      server.open(db)
+    }, (error: unknown) => {
+      mine.settled = true
       server.fail(`the embedded store cannot open ${dataDir}: ${error instanceof Error ? error.message : String(error)}`)
+      if (closed) void release(mine)
     })
   }
 
+  /** Ends an ownership: drain, stop serving, close PGlite, remove the record, release the lock. */
+  const release = async (current: Owned): Promise<void> => {
+    await current.server.drain(drainMs)
+    await current.server.close()
+    const db = await current.opened.catch(() => undefined)
+    try {
+      if (db !== undefined && !db.closed) await db.close()
+    } finally {
+      if (!inMemory) DirectoryLock.removeOwner(dataDir)
+      current.lock?.release()
+    }
+  }
+
+  /** A connection inside this process; either side closing closes the other (a pair does not). */
   const self = (): Duplex => {
     const [client, served] = duplexPair()
+    client.once("close", () => served.destroy())
+    served.once("close", () => client.destroy())
     owned!.server.attach(served)
     return client
   }
@@ -253,18 +285,13 @@ export const make = (options: Options): Membership => {
     if (closed) return
     closed = true
     closing.abort()
+    // a takeover that is still listening finishes first (it is quick); one opening PGlite is
+    // released by its own continuation once PGlite is open
     if (starting !== undefined) await starting.catch(() => undefined)
     const current = owned
     owned = undefined
     if (current === undefined) return
-    await current.server.close()
-    const db = await current.opened.catch(() => undefined)
-    try {
-      if (db !== undefined) await db.close()
-    } finally {
-      if (!inMemory) DirectoryLock.removeOwner(dataDir)
-      current.lock?.release()
-    }
+    if (current.settled) await release(current)
   }
 
   return { connect, reach, role: () => (owned !== undefined ? "owner" : "member"), close }

@@ -160,6 +160,11 @@ export interface SessionServer {
   readonly open: (db: PGlite) => void
   /** The session could not be opened: every connection, present and future, gets `reason`. */
   readonly fail: (reason: string) => void
+  /**
+   * Settles when no connection is left, or after `ms`: a member that is ending too finishes its
+   * last writes (and closes its connection) before the owner closes the session.
+   */
+  readonly drain: (ms: number) => Promise<void>
   /** Stops listening, tells every connection the owner is shutting down, waits for the running exchange. */
   readonly close: () => Promise<void>
 }
@@ -167,6 +172,8 @@ export interface SessionServer {
 /** @internal */
 export const make = (options: Options): SessionServer => {
   const connections = new Set<Connection>()
+  /** Called when the last connection goes. */
+  let onEmpty: (() => void) | undefined
   const queue: Array<Turn> = []
   const frames = new OutputFrames()
   let db: PGlite | undefined
@@ -300,6 +307,7 @@ export const make = (options: Options): SessionServer => {
     c.closed = true
     clearHold(c)
     connections.delete(c)
+    if (connections.size === 0) onEmpty?.()
     if (code !== undefined && text !== undefined) refuse(c.stream, code, text)
     else c.stream.destroy()
     const held = holder === c
@@ -423,6 +431,18 @@ export const make = (options: Options): SessionServer => {
     for (const c of [...connections]) drop(c, "58000", reason)
   }
 
+  const drain = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (connections.size === 0) return resolve()
+      const timer = setTimeout(done, ms)
+      function done() {
+        clearTimeout(timer)
+        onEmpty = undefined
+        resolve()
+      }
+      onEmpty = done
+    })
+
   const close = async () => {
     closing = true
     const server = listener
@@ -439,5 +459,5 @@ export const make = (options: Options): SessionServer => {
     if (running !== undefined) await running
   }
 
-  return { attach, listen, open, fail, close }
+  return { attach, listen, open, fail, drain, close }
 }
