@@ -116,76 +116,88 @@ const replayAll = (store: Store, crm: FakeCrm.Server, prefix: string) =>
 
 const scenarios = (name: string, makeStore: () => Promise<Store>) => {
   describe(name, () => {
-    it.live("4 workers × 200 redelivered turns: every intent mutates the CRM once; a restart replays them all", () =>
-      Effect.gen(function*() {
-        const store = yield* Effect.promise(makeStore)
-        const crm = yield* FakeCrm.make()
-        const prefix = `all-${Math.random().toString(36).slice(2)}`
-        const workers = yield* startWorkers(4, store, crm.url, prefix)
-        go(workers)
-        const done = yield* finish(workers)
-        for (const d of done) assert.deepStrictEqual(d.failed, [])
-        assert.strictEqual(done.reduce((n, d) => n + d.executed, 0), 2 * turns)
-        assert.strictEqual(done.reduce((n, d) => n + d.replayed, 0), 3 * 2 * turns)
-        // the work was shared: more than one process executed calls
-        assert.isAbove(done.filter((d) => d.executed > 0).length, 1)
-        yield* assertAppliedOnce(crm)
-        yield* replayAll(store, crm, prefix)
-      }).pipe(Effect.scoped), 180_000)
+    it.live(
+      "4 workers × 200 redelivered turns: every intent mutates the CRM once; a restart replays them all",
+      () =>
+        Effect.gen(function*() {
+          const store = yield* Effect.promise(makeStore)
+          const crm = yield* FakeCrm.make()
+          const prefix = `all-${Math.random().toString(36).slice(2)}`
+          const workers = yield* startWorkers(4, store, crm.url, prefix)
+          go(workers)
+          const done = yield* finish(workers)
+          for (const d of done) assert.deepStrictEqual(d.failed, [])
+          assert.strictEqual(done.reduce((n, d) => n + d.executed, 0), 2 * turns)
+          assert.strictEqual(done.reduce((n, d) => n + d.replayed, 0), 3 * 2 * turns)
+          // the work was shared: more than one process executed calls
+          assert.isAbove(done.filter((d) => d.executed > 0).length, 1)
+          yield* assertAppliedOnce(crm)
+          yield* replayAll(store, crm, prefix)
+        }).pipe(Effect.scoped),
+      180_000
+    )
 
-    it.live("a worker SIGKILLed mid-run (on the embedded store, the owner): the others finish, every intent applied once", () =>
-      Effect.gen(function*() {
-        const store = yield* Effect.promise(makeStore)
-        const crm = yield* FakeCrm.make()
-        const prefix = `kill-${Math.random().toString(36).slice(2)}`
-        const workers = yield* startWorkers(4, store, crm.url, prefix)
-        go(workers)
-        yield* until(() => handled(workers) >= 60)
-        const victim = victimOf(store, workers)
-        victim.child.kill("SIGKILL")
-        assert.strictEqual((yield* Effect.promise(() => victim.exit)).signal, "SIGKILL")
-        const survivors = workers.filter((w) => w !== victim)
-        if (store.kind === "embedded") {
-          // a survivor owns the directory now
-          yield* until(() => survivors.some((w) => w.child.pid === ownerPid(store.dataDir)))
-        }
-        const done = yield* finish(survivors)
-        for (const d of done) assert.deepStrictEqual(d.failed, [])
-        assert.isBelow(handled([victim]), turns)
-        yield* assertAppliedOnce(crm)
-        yield* replayAll(store, crm, prefix)
-      }).pipe(Effect.scoped), 180_000)
+    it.live(
+      "a worker SIGKILLed mid-run (on the embedded store, the owner): the others finish, every intent applied once",
+      () =>
+        Effect.gen(function*() {
+          const store = yield* Effect.promise(makeStore)
+          const crm = yield* FakeCrm.make()
+          const prefix = `kill-${Math.random().toString(36).slice(2)}`
+          const workers = yield* startWorkers(4, store, crm.url, prefix)
+          go(workers)
+          yield* until(() => handled(workers) >= 60)
+          const victim = victimOf(store, workers)
+          victim.child.kill("SIGKILL")
+          assert.strictEqual((yield* Effect.promise(() => victim.exit)).signal, "SIGKILL")
+          const survivors = workers.filter((w) => w !== victim)
+          if (store.kind === "embedded") {
+            // a survivor owns the directory now
+            yield* until(() => survivors.some((w) => w.child.pid === ownerPid(store.dataDir)))
+          }
+          const done = yield* finish(survivors)
+          for (const d of done) assert.deepStrictEqual(d.failed, [])
+          assert.isBelow(handled([victim]), turns)
+          yield* assertAppliedOnce(crm)
+          yield* replayAll(store, crm, prefix)
+        }).pipe(Effect.scoped),
+      180_000
+    )
 
-    it.live("SIGTERM ends each worker within a second, mid-run; a restart finishes the run", () =>
-      Effect.gen(function*() {
-        const store = yield* Effect.promise(makeStore)
-        const crm = yield* FakeCrm.make()
-        const prefix = `term-${Math.random().toString(36).slice(2)}`
-        const workers = yield* startWorkers(4, store, crm.url, prefix)
-        go(workers)
-        yield* until(() => handled(workers) >= 60)
-        const ended = yield* Effect.promise(() =>
-          Promise.all(workers.map(async (w) => {
-            const sent = performance.now()
-            w.child.kill("SIGTERM")
-            const exit = await w.exit
-            return { ...exit, ms: performance.now() - sent, stderr: w.stderr() }
-          }))
-        )
-        for (const e of ended) {
-          // it ended itself (an exit code, not the signal's default action), closing its store
-          assert.isNull(e.signal, e.stderr)
-          assert.isAtMost(e.ms, 1_000, `ended ${Math.round(e.ms)} ms after SIGTERM`)
-        }
-        assert.isBelow(handled(workers), 4 * turns)
-        if (store.kind === "embedded") assert.isUndefined(ownerPid(store.dataDir))
-        const restarted = yield* startWorkers(4, store, crm.url, prefix)
-        go(restarted)
-        const done = yield* finish(restarted)
-        for (const d of done) assert.deepStrictEqual(d.failed, [])
-        yield* assertAppliedOnce(crm)
-        yield* replayAll(store, crm, prefix)
-      }).pipe(Effect.scoped), 180_000)
+    it.live(
+      "SIGTERM ends each worker within a second, mid-run; a restart finishes the run",
+      () =>
+        Effect.gen(function*() {
+          const store = yield* Effect.promise(makeStore)
+          const crm = yield* FakeCrm.make()
+          const prefix = `term-${Math.random().toString(36).slice(2)}`
+          const workers = yield* startWorkers(4, store, crm.url, prefix)
+          go(workers)
+          yield* until(() => handled(workers) >= 60)
+          const ended = yield* Effect.promise(() =>
+            Promise.all(workers.map(async (w) => {
+              const sent = performance.now()
+              w.child.kill("SIGTERM")
+              const exit = await w.exit
+              return { ...exit, ms: performance.now() - sent, stderr: w.stderr() }
+            }))
+          )
+          for (const e of ended) {
+            // it ended itself (an exit code, not the signal's default action), closing its store
+            assert.isNull(e.signal, e.stderr)
+            assert.isAtMost(e.ms, 1_000, `ended ${Math.round(e.ms)} ms after SIGTERM`)
+          }
+          assert.isBelow(handled(workers), 4 * turns)
+          if (store.kind === "embedded") assert.isUndefined(ownerPid(store.dataDir))
+          const restarted = yield* startWorkers(4, store, crm.url, prefix)
+          go(restarted)
+          const done = yield* finish(restarted)
+          for (const d of done) assert.deepStrictEqual(d.failed, [])
+          yield* assertAppliedOnce(crm)
+          yield* replayAll(store, crm, prefix)
+        }).pipe(Effect.scoped),
+      180_000
+    )
   })
 }
 
@@ -234,6 +246,8 @@ scenarios("4 worker processes on one embedded data dir", async () => ({
 }))
 
 Postgres.describeServer(pg, "4 worker processes on the PostgreSQL server", () => {
-  scenarios("the same runs", () =>
-    Promise.resolve({ kind: "postgres", url: Postgres.url, schema: Postgres.uniqueSchema("tg_turns") }))
+  scenarios(
+    "the same runs",
+    () => Promise.resolve({ kind: "postgres", url: Postgres.url, schema: Postgres.uniqueSchema("tg_turns") })
+  )
 })

@@ -18,8 +18,8 @@
  *   never returns; with `stage: "complete"` prints `{ event: "completed", key, json }` once the
  *   completion is acknowledged and then idles. The parent SIGKILLs it.
  */
-import { PgClient } from "@effect/sql-pg"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { PgClient } from "@effect/sql-pg"
 import { EmbeddedPostgres, IdempotencyStore, ToolExecutor } from "@toolgate/runtime"
 import { Effect, Layer, Redacted, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
@@ -139,15 +139,22 @@ const ack = Effect.gen(function*() {
     scope: { tenant: "acme", turn: config.prefix }
   })
   const record = yield* store.read({ scope: "acme", key: outcome.key })
-  line({ event: "completed", key: outcome.key, json: outcome.json, status: record._tag === "Some" ? record.value.status : null })
+  line({
+    event: "completed",
+    key: outcome.key,
+    json: outcome.json,
+    status: record._tag === "Some" ? record.value.status : null
+  })
   yield* Effect.never
 })
 
 const program = (config.mode === "ack" ? ack : turns).pipe(Effect.provide(Live))
 
 NodeRuntime.runMain(
-  program.pipe(Effect.catchCause((cause) => Effect.sync(() => {
-    process.stderr.write(`${cause}\n`)
-    process.exitCode = 1
-  })))
+  program.pipe(Effect.catchCause((cause) =>
+    Effect.sync(() => {
+      process.stderr.write(`${cause}\n`)
+      process.exitCode = 1
+    })
+  ))
 )

@@ -210,7 +210,9 @@ export const make = (options: Options): Membership => {
       server.open(db)
     }, (error: unknown) => {
       mine.settled = true
-      server.fail(`the embedded store cannot open ${dataDir}: ${error instanceof Error ? error.message : String(error)}`)
+      server.fail(
+        `the embedded store cannot open ${dataDir}: ${error instanceof Error ? error.message : String(error)}`
+      )
       if (closed) void release(mine)
     })
   }
@@ -272,8 +274,7 @@ export const make = (options: Options): Membership => {
     }
   }
 
-  const connect = (): Duplex =>
-    new Joined((signal) => find(AbortSignal.any([signal, closing.signal])))
+  const connect = (): Duplex => new Joined((signal) => find(AbortSignal.any([signal, closing.signal])))
 
   const reach = async (graceMs: number): Promise<void> => {
     const stream = await find(closing.signal, graceMs)

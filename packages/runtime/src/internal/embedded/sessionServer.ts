@@ -280,13 +280,13 @@ export const make = (options: Options): SessionServer => {
     }
   }
 
-  const exec = async (session: PGlite, msg: Uint8Array, onData: (chunk: Uint8Array) => void) => {
+  const exec = async (session: PGlite, msg: Uint8Array, write: (chunk: Uint8Array) => void) => {
     frames.reset()
     await session.runExclusive(() =>
       session.execProtocolRawStream(msg, {
         onRawData: (chunk) => {
           frames.feed(chunk)
-          onData(chunk)
+          write(chunk)
         }
       })
     )
@@ -375,12 +375,14 @@ export const make = (options: Options): SessionServer => {
   function pump(): void {
     if (running !== undefined || db === undefined || closing) return
     const session = db
+    // `closing` is set by `close` while a step is awaited
     const runnable = () =>
-      holder !== undefined ? nextLength(holder) !== undefined && nextLength(holder) !== -1 : queue.length > 0
+      !closing &&
+      (holder !== undefined ? nextLength(holder) !== undefined && nextLength(holder) !== -1 : queue.length > 0)
     if (!runnable()) return
     running = (async () => {
       try {
-        while (!closing && runnable()) await step(session)
+        while (runnable()) await step(session)
       } finally {
         running = undefined
       }
@@ -428,7 +430,7 @@ export const make = (options: Options): SessionServer => {
 
   const fail = (reason: string) => {
     failure = reason
-    for (const c of [...connections]) drop(c, "58000", reason)
+    for (const c of connections) drop(c, "58000", reason)
   }
 
   const drain = (ms: number) =>
@@ -450,7 +452,7 @@ export const make = (options: Options): SessionServer => {
     const stopped = server === undefined
       ? Promise.resolve()
       : new Promise<void>((resolve) => server.close(() => resolve()))
-    for (const c of [...connections]) {
+    for (const c of connections) {
       drop(c, "57P01", `the embedded store's owner (${options.ownerLabel}) is shutting down`)
     }
     queue.length = 0
