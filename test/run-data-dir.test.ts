@@ -9,9 +9,10 @@ import * as FakeProvider from "@toolgate/adapters/testing/FakeProvider"
 import * as FakeCrm from "@toolgate/runtime/testing/FakeCrm"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
-import { mkdtempSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as Pglite from "../packages/runtime/test/support/pglite.js"
 import * as Cli from "./support/cli.js"
 
 const scenario: FakeProvider.Scenario = {
@@ -84,6 +85,51 @@ describe("toolgate run: several processes on one --data-dir", () => {
         expect((yield* crm.stats).mutations).toBe(2)
       }).pipe(Effect.scoped),
     180_000
+  )
+
+  it.live(
+    "SIGTERM ends each of two processes within a second while one waits on a stalled webhook and the other on it",
+    () =>
+      Effect.gen(function*() {
+        const provider = yield* FakeProvider.make({ plan: { source: FakeProvider.openAiChat(scenario) } })
+        // the CRM applies and never answers: one process's handlers hang, the other waits for their leases
+        const crm = yield* FakeCrm.make({ plan: () => ({ _tag: "ApplyThenStall" }) })
+        const dataDir = yield* Effect.promise(Pglite.freshDir)
+        const toolsFile = tools(crm.url)
+        const children = [1, 2].map(() =>
+          spawn(process.execPath, [Cli.bin, ...args(provider.url, toolsFile, dataDir)], {
+            env: { ...process.env, OPENAI_API_KEY: "sk-test" },
+            stdio: ["ignore", "pipe", "pipe"]
+          })
+        )
+        const exits = children.map((child) =>
+          new Promise<{ code: number | null; signal: string | null; at: number }>((resolve) =>
+            child.on("exit", (code, signal) => resolve({ code, signal, at: performance.now() }))
+          )
+        )
+        yield* Effect.addFinalizer(() => Effect.sync(() => children.forEach((c) => c.kill("SIGKILL"))))
+        // both calls reached the CRM, and both processes have their turn from the provider
+        yield* Effect.promise(() =>
+          new Promise<void>((resolve) => {
+            const check = () =>
+              void Effect.runPromise(Effect.all([crm.stats, provider.stats])).then(([c, p]) =>
+                c.requests >= 2 && p.requests >= 2 ? resolve() : void setTimeout(check, 20)
+              )
+            check()
+          })
+        )
+        const sent = performance.now()
+        for (const child of children) child.kill("SIGTERM")
+        const ended = yield* Effect.promise(() => Promise.all(exits))
+        for (const e of ended) {
+          expect(e.signal).toBeNull()
+          expect(e.at - sent).toBeLessThan(1_000)
+        }
+        // closed cleanly: no owner left behind
+        expect(existsSync(join(dataDir, "toolgate-owner.json"))).toBe(false)
+        expect((yield* crm.stats).mutations).toBe(2)
+      }).pipe(Effect.scoped),
+    120_000
   )
 
   it.live(
