@@ -139,19 +139,8 @@ describe("toolgate run: several processes on one --data-dir", () => {
         const provider = yield* FakeProvider.make({ plan: { source: FakeProvider.openAiChat(scenario) } })
         const crm = yield* FakeCrm.make()
         const dataDir = mkdtempSync(join(tmpdir(), "toolgate-dd-held-"))
-        const holder = spawn(process.execPath, [
-          "-e",
-          `const { DatabaseSync } = require("node:sqlite")
-         const db = new DatabaseSync(${JSON.stringify(join(dataDir, "toolgate-owner.lock"))})
-         db.exec("PRAGMA locking_mode = EXCLUSIVE"); db.exec("BEGIN EXCLUSIVE")
-         require("node:fs").writeFileSync(${JSON.stringify(join(dataDir, "toolgate-owner.json"))},
-           JSON.stringify({ pid: process.pid, endpoint: ${
-            JSON.stringify(join(dataDir, "gone.sock"))
-          }, since: "", version: 1 }))
-         console.log("held"); setInterval(() => {}, 1000)`
-        ], { stdio: ["ignore", "pipe", "ignore"] })
+        const holder = yield* Effect.promise(() => Pglite.unansweringOwner(dataDir))
         yield* Effect.addFinalizer(() => Effect.sync(() => holder.kill("SIGKILL")))
-        yield* Effect.promise(() => new Promise((resolve) => holder.stdout!.once("data", resolve)))
         const result = yield* Effect.promise(() =>
           Cli.toolgate(args(provider.url, tools(crm.url), dataDir), { env: { OPENAI_API_KEY: "sk-test" } })
         )

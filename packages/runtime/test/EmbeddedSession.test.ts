@@ -9,7 +9,6 @@ import { assert, describe, it } from "@effect/vitest"
 import { EmbeddedPostgres } from "@toolgate/runtime"
 import { Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
@@ -223,19 +222,8 @@ describe("EmbeddedPostgres: one session, several connections", () => {
     () =>
       Effect.gen(function*() {
         const dataDir = yield* Effect.promise(Pglite.freshDir)
-        const holder = spawn(process.execPath, [
-          "-e",
-          `const { DatabaseSync } = require("node:sqlite")
-         const db = new DatabaseSync(${JSON.stringify(path.join(dataDir, "toolgate-owner.lock"))})
-         db.exec("PRAGMA locking_mode = EXCLUSIVE"); db.exec("BEGIN EXCLUSIVE")
-         require("node:fs").writeFileSync(${JSON.stringify(path.join(dataDir, "toolgate-owner.json"))},
-           JSON.stringify({ pid: process.pid, endpoint: ${
-            JSON.stringify(path.join(dataDir, "nobody.sock"))
-          }, since: "", version: 1 }))
-         console.log("held"); setInterval(() => {}, 1000)`
-        ], { stdio: ["ignore", "pipe", "ignore"] })
+        const holder = yield* Effect.promise(() => Pglite.unansweringOwner(dataDir))
         yield* Effect.addFinalizer(() => Effect.sync(() => holder.kill("SIGKILL")))
-        yield* Effect.promise(() => new Promise((resolve) => holder.stdout!.once("data", resolve)))
         const started = performance.now()
         const error = yield* Effect.flip(open(dataDir))
         assert.strictEqual(error._tag, "DataDirInUse")

@@ -8,6 +8,7 @@ import { PGlite } from "@electric-sql/pglite"
 import { EmbeddedPostgres } from "@toolgate/runtime"
 import { Effect, Layer } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -54,3 +55,25 @@ export const layer: Layer.Layer<
     return EmbeddedPostgres.layer({ dataDir: dir })
   })
 )
+
+/**
+ * A process that holds `dataDir`'s lock as an owner would, publishes its pid with a socket path
+ * nobody listens on, and never serves: an owner that does not answer. Settles once it holds the
+ * lock; kill it to let the directory go.
+ */
+export const unansweringOwner = (dataDir: string): Promise<ChildProcess> =>
+  new Promise((resolve, reject) => {
+    const holder = spawn(process.execPath, [
+      "-e",
+      `const { DatabaseSync } = require("node:sqlite")
+       const db = new DatabaseSync(${JSON.stringify(path.join(dataDir, "toolgate-owner.lock"))})
+       db.exec("PRAGMA locking_mode = EXCLUSIVE"); db.exec("BEGIN EXCLUSIVE")
+       require("node:fs").writeFileSync(${JSON.stringify(path.join(dataDir, "toolgate-owner.json"))},
+         JSON.stringify({ pid: process.pid, endpoint: ${
+        JSON.stringify(path.join(dataDir, "nobody.sock"))
+      }, since: "", version: 1 }))
+       console.log("held"); setInterval(() => {}, 1000)`
+    ], { stdio: ["ignore", "pipe", "ignore"] })
+    holder.once("error", reject)
+    holder.stdout!.once("data", () => resolve(holder))
+  })

@@ -200,7 +200,8 @@ export const make = (options: Options): SessionServer => {
     if (c.startup) {
       if (b.length < 8) return undefined
       const length = b.readInt32BE(0)
-      return length >= 8 && length <= maxMessageBytes && b.length >= length ? length : length < 8 ? -1 : undefined
+      if (length < 8 || length > maxMessageBytes) return -1
+      return b.length >= length ? length : undefined
     }
     if (b.length < 5) return undefined
     const length = b.readInt32BE(1)
