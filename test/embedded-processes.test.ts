@@ -13,7 +13,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { EmbeddedPostgres, IdempotencyStore } from "@toolgate/runtime"
-import * as FakeCrm from "@toolgate/runtime/testing/FakeCrm"
+import { FakeCrm } from "@toolgate/testing"
 import { Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
 import * as Pglite from "../packages/runtime/test/support/pglite.js"

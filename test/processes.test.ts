@@ -10,8 +10,8 @@
  *   exactly one takeover, with the same downstream key — or `unknown` under `manual` recovery.
  */
 import { assert, layer } from "@effect/vitest"
-import type { ToolCall } from "@toolgate/core"
 import { IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
+import { ValidatedCall } from "@toolgate/testing"
 import { Effect, Exit, Layer, Option, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { SqlClient } from "effect/sql"
@@ -50,15 +50,7 @@ const RecordVisit = Tool.make("RecordVisit", {
   success: Schema.Struct({ visit: Schema.String })
 })
 const Kit = Toolkit.make(RecordVisit)
-const visit = (leadId: string): ToolCall.ValidatedToolCall<typeof RecordVisit> => ({
-  index: 0,
-  id: `call_parent_${Math.random()}`,
-  name: "RecordVisit",
-  tool: RecordVisit,
-  params: { leadId },
-  arguments: { leadId },
-  argumentsText: JSON.stringify({ leadId })
-})
+const visit = (leadId: string) => ValidatedCall.make(RecordVisit, { leadId })
 
 const start = (config: Record<string, unknown>): Worker.Worker =>
   Worker.start("worker.mjs", { url: Postgres.url, schema, ...config })

@@ -5,8 +5,7 @@
  * owner does not answer is a one-line usage error.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as FakeProvider from "@toolgate/adapters/testing/FakeProvider"
-import * as FakeCrm from "@toolgate/runtime/testing/FakeCrm"
+import { FakeCrm, FakeProvider } from "@toolgate/testing"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs"

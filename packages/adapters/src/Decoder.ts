@@ -24,8 +24,8 @@
  *
  * @since 0.1.0
  */
-import { AssemblyError, type StreamEvent } from "@toolgate/core"
-import { Cause, Channel, Effect, Pull, Schema, Stream } from "effect"
+import { AssemblyError, ModelStreamError, type StreamEvent } from "@toolgate/core"
+import { Cause, Channel, Effect, Pull, Stream } from "effect"
 import { Sse } from "effect/encoding"
 import * as EventStreamProbe from "./internal/eventStreamProbe.js"
 
@@ -90,22 +90,23 @@ const defaultMaxEventSize = 16 * 1024 * 1024
  * to its end, so what follows the end event is still checked whatever the reads. Stopping a live
  * connection there is the transport's job (`HttpTransport`, `afterEndMs`).
  *
- * A body that holds no SSE line at all (see {@link NotAnEventStream}) fails the stream with
+ * A body that holds no SSE line at all (see `ModelStreamError.NotAnEventStream`) fails the stream with
  * `NotAnEventStream` when it ends, instead of ending without events, or as soon as it has passed
  * `maxEventSize` bytes without one (it is not read further).
  *
  * @since 0.1.0
  * @category decoding
  */
-export const decodeSse =
-  (makeDecoder: () => Decoder, options?: DecodeOptions) =>
-  <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E | NotAnEventStream, R> =>
-    EventStreamProbe.guard(
-      bytes,
-      decodeFramed(makeDecoder, options),
-      options?.maxEventSize ?? defaultMaxEventSize,
-      (verdict) => new NotAnEventStream({ ...verdict, contentType: null })
-    )
+export const decodeSse = (makeDecoder: () => Decoder, options?: DecodeOptions) =>
+<E, R>(
+  bytes: Stream.Stream<Uint8Array, E, R>
+): Stream.Stream<StreamEvent.StreamEvent, E | ModelStreamError.NotAnEventStream, R> =>
+  EventStreamProbe.guard(
+    bytes,
+    decodeFramed(makeDecoder, options),
+    options?.maxEventSize ?? defaultMaxEventSize,
+    (verdict) => new ModelStreamError.NotAnEventStream({ ...verdict, contentType: null })
+  )
 
 const decodeFramed =
   (makeDecoder: () => Decoder, options?: DecodeOptions) =>
@@ -203,44 +204,6 @@ const decodeFramed =
         })
       )
     )
-
-/**
- * The body is not a server-sent event stream: none of its lines is an SSE line (a `data`, `event`,
- * `id` or `retry` field, or a `:` comment), or the HTTP response said so by its content type.
- * Typically a non-streaming response: a `chat.completion`, Responses, Messages or Gemini JSON body
- * (the request did not ask for a stream), or an HTML page from a proxy, or a file that is not a
- * capture. Not retried by the pipeline: asking again gets the same answer.
- *
- * A body gets this verdict when it ends, or once it has passed the decoder's `maxEventSize` in
- * bytes without one SSE line (it is not read further; `found` then looks at its start only).
- * Not raised for an empty or blank body, nor for one cut inside its first line (`IncompleteStream`),
- * nor for Gemini's unframed `{"error": …}` body, which is a `ProviderStreamError`
- * (`test/fixtures/README.md` §1, "Gemini exception"). A body whose events are all comments is an
- * event stream.
- *
- * - `found`: `"json"` when the body's first and last non-blank characters are `{`…`}` or `[`…`]`,
- *   else `"text"`.
- * - `excerpt`: the start of the body, trimmed, at most 160 characters.
- * - `contentType`: the response's `content-type` when the HTTP transport decided from it, else
- *   `null`.
- *
- * @since 0.1.0
- * @category errors
- */
-export class NotAnEventStream extends Schema.TaggedError<NotAnEventStream>()("NotAnEventStream", {
-  found: Schema.Literals(["json", "text"]),
-  excerpt: Schema.String,
-  contentType: Schema.NullOr(Schema.String)
-}) {
-  override get message(): string {
-    const answered = this.contentType === null ? "" : `the response is ${this.contentType}: `
-    const what = this.found === "json"
-      ? "a JSON body, not an event stream; did the request set stream: true?"
-      : "no server-sent events found (no data:, event:, id:, retry: or comment line); not an event stream"
-    const start = this.excerpt.length <= 100 ? this.excerpt : `${this.excerpt.slice(0, 100)}…`
-    return `${answered}${what} (the body starts ${JSON.stringify(start)})`
-  }
-}
 
 const LF = 10
 const CR = 13

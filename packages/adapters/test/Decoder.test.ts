@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Decoder } from "@toolgate/adapters"
 import type { StreamEvent } from "@toolgate/core"
+import { Fixture } from "@toolgate/testing"
 import { Effect, Stream } from "effect"
-import * as Fixture from "./support/Fixture.js"
 
 /**
  * A decoder that records what `decodeSse` hands it, in order: `E:<type>:<data>` for an event,

@@ -5,8 +5,8 @@
  * executor-level tests at the end run on real time.
  */
 import { assert, layer } from "@effect/vitest"
-import type { ToolCall } from "@toolgate/core"
 import { ExecutionError, IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
+import { ValidatedCall } from "@toolgate/testing"
 import { Cause, Deferred, Effect, Exit, Fiber, type Layer, Option, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 
@@ -87,15 +87,7 @@ const Submit = Tool.make("Submit", {
 const Desk = Toolkit.make(Report, Submit)
 
 const deliver = <T extends Tool.Any>(tool: T, params: Tool.Parameters<T>, id = "call_1") =>
-  ({
-    index: 0,
-    id,
-    name: tool.name,
-    tool,
-    params,
-    arguments: params,
-    argumentsText: JSON.stringify(params)
-  }) as unknown as ToolCall.ValidatedToolCall<T>
+  ValidatedCall.make(tool, params as Record<string, unknown>, { id })
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   if (Exit.isSuccess(exit)) return assert.fail("expected a failure")
@@ -104,18 +96,7 @@ const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   return found.value
 }
 
-const callOf = (
-  args: { dealId: string; title: string },
-  id: string
-): ToolCall.ValidatedToolCall<typeof CreateTask> => ({
-  index: 0,
-  id,
-  name: "CreateTask",
-  tool: CreateTask,
-  params: args,
-  arguments: args,
-  argumentsText: JSON.stringify(args)
-})
+const callOf = (args: { dealId: string; title: string }, id: string) => ValidatedCall.make(CreateTask, args, { id })
 
 /**
  * Registers the conformance suite for one store layer. `concurrency` is how many claimants the
