@@ -11,9 +11,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { FakeCrm, FakeProvider } from "@toolgate/testing"
 import { Effect, Exit, Scope } from "effect"
+import { spawn } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as Pglite from "../packages/runtime/test/support/pglite.js"
 import * as Cli from "./support/cli.js"
 import * as Postgres from "./support/postgres.js"
 
@@ -68,8 +70,11 @@ interface Fixture {
   readonly close: () => Promise<void>
 }
 
-/** A fake provider and a CRM that rejects create_task (422) and applies assign_owner, dropping its answer. */
-const fixture = async (): Promise<Fixture> => {
+/**
+ * A fake provider and a CRM that rejects create_task (422) and applies assign_owner, dropping its
+ * answer (or, `stall`, never answering).
+ */
+const fixture = async (assign: FakeCrm.Fault = { _tag: "ApplyThenDrop" }): Promise<Fixture> => {
   const scope = Effect.runSync(Scope.make())
   const made = await Effect.runPromise(
     Effect.gen(function*() {
@@ -78,7 +83,7 @@ const fixture = async (): Promise<Fixture> => {
         plan: (request) =>
           request.action === "create_task"
             ? { _tag: "Reject", status: 422, message: "lead-0042 has no open deal" }
-            : { _tag: "ApplyThenDrop" }
+            : assign
       })
       return { provider, crm }
     }).pipe(Scope.provide(scope))
@@ -314,8 +319,89 @@ const suite = (label: string, storeArgs: () => ReadonlyArray<string>) =>
     }, 60_000)
   })
 
-const dataDir = join(mkdtempSync(join(tmpdir(), "toolgate-ops-store-")), "store")
+let dataDir = ""
+beforeAll(async () => {
+  dataDir = await Pglite.freshDir()
+})
 suite("embedded store (--data-dir)", () => ["--data-dir", dataDir])
+
+describe("operator commands beside a running worker (embedded store)", () => {
+  it(
+    "records and resolve reach a data dir another process owns; the worker's live call is refused, then resolved once parked",
+    async () => {
+      const f = await fixture({ _tag: "ApplyThenStall" })
+      const dir = await Pglite.freshDir()
+      const tenant = `live-${process.pid}`
+      try {
+        const worker = spawn(process.execPath, [
+          Cli.bin,
+          "run",
+          "--base-url",
+          `${f.provider.url}/v1`,
+          "--model",
+          "m",
+          "--tools",
+          f.tools,
+          "--scope",
+          `${tenant}/turn-1`,
+          "--data-dir",
+          dir,
+          "Route lead-0042."
+        ], { stdio: ["ignore", "pipe", "pipe"] })
+        const exited = new Promise<number | null>((resolve) => worker.on("exit", (code) => resolve(code)))
+        try {
+          // the worker owns the data dir and waits on the CRM, which applied assign_owner and never answers
+          await new Promise<void>((resolve) => {
+            const check = () =>
+              void Effect.runPromise(f.crm.stats).then((c) =>
+                c.log.some((m) => m.action === "assign_owner") ? resolve() : void setTimeout(check, 50)
+              )
+            check()
+          })
+          const live = await toolgate([
+            "records",
+            "--scope",
+            tenant,
+            "--state",
+            "in_progress",
+            "--json",
+            "--data-dir",
+            dir
+          ])
+          expect(live.code).toBe(0)
+          const [held] = JSON.parse(live.stdout) as Array<{ key: string; tool: string }>
+          expect(held!.tool).toBe("assign_owner")
+          const refused = await toolgate(["resolve", held!.key, "--applied", "--data-dir", dir])
+          expect(refused.code).toBe(2)
+          expect(refused.stderr).toContain("is in_progress, not unknown (a worker holds it now)")
+          // the worker is stopped: the call it dispatched is parked unknown, never released
+          worker.kill("SIGTERM")
+          await exited
+          const parked = JSON.parse((await toolgate(["records", held!.key, "--json", "--data-dir", dir])).stdout)
+          expect(parked.record.status).toBe("unknown")
+          const resolved = await toolgate([
+            "resolve",
+            held!.key,
+            "--applied",
+            "--result",
+            "{\"id\":\"mut_000001\"}",
+            "--by",
+            "ops",
+            "--data-dir",
+            dir
+          ])
+          expect(resolved.code).toBe(0)
+          expect(resolved.stdout).toContain("as applied at fence")
+        } finally {
+          worker.kill("SIGKILL")
+        }
+      } finally {
+        await f.close()
+      }
+    },
+    180_000
+  )
+})
 
 const pg = await Postgres.probe()
 Postgres.describeServer(pg, "PostgreSQL server", () => {

@@ -13,6 +13,7 @@ import { Effect, Exit, Scope } from "effect"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as Pglite from "../packages/runtime/test/support/pglite.js"
 import * as Cli from "./support/cli.js"
 
 const toolgate = (args: ReadonlyArray<string>) => Cli.toolgate(args, { timeoutMs: 120_000 })
@@ -26,9 +27,10 @@ let provider: FakeProvider.Server
 let crm: FakeCrm.Server
 let tools = ""
 const scope = Effect.runSync(Scope.make())
-const store = join(mkdtempSync(join(tmpdir(), "toolgate-policy-store-")), "store")
+let store = ""
 
 beforeAll(async () => {
+  store = await Pglite.freshDir()
   const made = await Effect.runPromise(
     Effect.gen(function*() {
       return {
