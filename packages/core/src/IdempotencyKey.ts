@@ -149,10 +149,11 @@ export class UnkeyableArguments extends Schema.TaggedError<UnkeyableArguments>()
 
 /**
  * Tool annotation naming the argument fields that identify the mutation (business ids, target
- * stage, owner, due date), as top-level keys of the schema-encoded arguments. Absent: all
- * arguments are key fields. Free text that the model may rephrase on a retry (a note's wording)
- * belongs outside the key; it still belongs to the fingerprint, so a retry that rephrases it fails
- * with `IdempotencyKeyReused` rather than executing twice.
+ * stage, owner, due date), as top-level keys of the schema-encoded arguments (version-1 keys; a
+ * declared field that is absent is left out). Absent: all arguments are key fields. Free text
+ * outside the key still belongs to the fingerprint, so a retry that rephrases it fails with
+ * `IdempotencyKeyReused` rather than executing twice. For free text that should replay, paths,
+ * missing fields refused and window scopes, use a {@link Policy} instead.
  *
  * ```ts
  * const UpdateStage = Tool.make("UpdateStage", { parameters, success })
