@@ -9,8 +9,9 @@
  * required flags.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { EmbeddedPostgres, IdempotencyStore } from "@toolgate/runtime"
 import { FakeCrm, FakeProvider } from "@toolgate/testing"
-import { Effect, Exit, Scope } from "effect"
+import { Effect, Exit, Layer, Scope } from "effect"
 import { spawn } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -97,7 +98,39 @@ const fixture = async (assign: FakeCrm.Fault = { _tag: "ApplyThenDrop" }): Promi
 
 const lines = (text: string) => text.trimEnd().split("\n")
 
-const suite = (label: string, storeArgs: () => ReadonlyArray<string>) =>
+/**
+ * Writes records straight through the store (not through a run): two keys that share a 12-digit
+ * prefix, to ask for an ambiguous prefix. The store is the one the suite's commands open.
+ */
+const claimKeys = (
+  store: Layer.Layer<IdempotencyStore.IdempotencyStore, unknown>,
+  tenant: string,
+  keys: ReadonlyArray<string>
+) =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const records = yield* IdempotencyStore.IdempotencyStore
+      for (const key of keys) {
+        yield* records.claim({
+          scope: tenant,
+          key,
+          tool: "create_task",
+          fingerprint: "fp",
+          owner: key,
+          leaseMs: 60_000,
+          retentionMs: 60_000,
+          maxAttempts: 3,
+          recovery: "manual"
+        })
+      }
+    }).pipe(Effect.provide(store))
+  )
+
+const suite = (
+  label: string,
+  storeArgs: () => ReadonlyArray<string>,
+  storeLayer: () => Layer.Layer<IdempotencyStore.IdempotencyStore, unknown>
+) =>
   describe(`operator commands: ${label}`, () => {
     let f: Fixture
     const tenant = `ops-${process.pid}-${Math.random().toString(36).slice(2, 8)}`
@@ -305,6 +338,19 @@ const suite = (label: string, storeArgs: () => ReadonlyArray<string>) =>
       expect(lines(bad.stderr)).toEqual([expect.stringContaining("--older-than soon: not a duration")])
     }, 120_000)
 
+    it("a key prefix of several records is refused with exit 2, by records and by resolve", async () => {
+      const prefix = `ab${Math.random().toString(16).slice(2, 12).padEnd(10, "0")}`
+      await claimKeys(storeLayer(), tenant, [
+        `tg1:sha256:${prefix}${"1".repeat(52)}`,
+        `tg1:sha256:${prefix}${"2".repeat(52)}`
+      ])
+      for (const args of [["records", prefix], ["resolve", prefix, "--applied"]]) {
+        const out = await toolgate([...args, ...storeArgs()])
+        expect(out.code).toBe(2)
+        expect(lines(out.stderr)).toEqual([expect.stringMatching(/matches several records \(tg1:sha256:ab/)])
+      }
+    }, 60_000)
+
     it("records: bad flags exit 1", async () => {
       for (
         const [args, says] of [
@@ -323,7 +369,11 @@ let dataDir = ""
 beforeAll(async () => {
   dataDir = await Pglite.freshDir()
 })
-suite("embedded store (--data-dir)", () => ["--data-dir", dataDir])
+suite(
+  "embedded store (--data-dir)",
+  () => ["--data-dir", dataDir],
+  () => IdempotencyStore.layerSql().pipe(Layer.provide(EmbeddedPostgres.layer({ dataDir })))
+)
 
 describe("operator commands beside a running worker (embedded store)", () => {
   it(
@@ -405,7 +455,11 @@ describe("operator commands beside a running worker (embedded store)", () => {
 
 const pg = await Postgres.probe()
 Postgres.describeServer(pg, "PostgreSQL server", () => {
-  suite("PostgreSQL server (--store)", () => ["--store", Postgres.url])
+  suite(
+    "PostgreSQL server (--store)",
+    () => ["--store", Postgres.url],
+    () => IdempotencyStore.layerSql().pipe(Layer.provide(Postgres.client(1)))
+  )
 })
 
 describe("operator commands without a store", () => {
