@@ -13,12 +13,13 @@ import { EmbeddedPostgres, IdempotencyStore } from "@toolgate/runtime"
 import { FakeCrm, FakeProvider } from "@toolgate/testing"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { spawn } from "node:child_process"
-import { mkdtempSync, writeFileSync } from "node:fs"
+import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Pglite from "../packages/runtime/test/support/pglite.js"
 import * as Cli from "./support/cli.js"
 import * as Postgres from "./support/postgres.js"
+import * as Tools from "./support/tools.js"
 
 const toolgate = (args: ReadonlyArray<string>) => Cli.toolgate(args, { timeoutMs: 120_000 })
 
@@ -30,39 +31,11 @@ const scenario: FakeProvider.Scenario = {
   ]
 }
 
-const toolsFile = (crmUrl: string): string => {
-  const file = join(mkdtempSync(join(tmpdir(), "toolgate-ops-")), "tools.json")
-  writeFileSync(
-    file,
-    JSON.stringify([
-      {
-        type: "function",
-        function: {
-          name: "create_task",
-          parameters: {
-            type: "object",
-            properties: { lead: { type: "string" }, title: { type: "string" } },
-            required: ["lead", "title"]
-          }
-        },
-        webhook: `${crmUrl}/tools/create_task`
-      },
-      {
-        type: "function",
-        function: {
-          name: "assign_owner",
-          parameters: {
-            type: "object",
-            properties: { lead: { type: "string" }, owner_id: { type: "string" } },
-            required: ["lead", "owner_id"]
-          }
-        },
-        webhook: `${crmUrl}/tools/assign_owner`
-      }
-    ])
-  )
-  return file
-}
+const toolsFile = (crmUrl: string): string =>
+  Tools.write([
+    Tools.webhookTool(crmUrl, "create_task", { lead: "string", title: "string" }),
+    Tools.webhookTool(crmUrl, "assign_owner", { lead: "string", owner_id: "string" })
+  ])
 
 interface Fixture {
   readonly provider: FakeProvider.Server

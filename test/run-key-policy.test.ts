@@ -10,11 +10,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { FakeCrm, FakeProvider } from "@toolgate/testing"
 import { Effect, Exit, Scope } from "effect"
-import { mkdtempSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import * as Pglite from "../packages/runtime/test/support/pglite.js"
 import * as Cli from "./support/cli.js"
+import * as Tools from "./support/tools.js"
 
 const toolgate = (args: ReadonlyArray<string>) => Cli.toolgate(args, { timeoutMs: 120_000 })
 
@@ -47,38 +45,14 @@ beforeAll(async () => {
   )
   provider = made.provider
   crm = made.crm
-  tools = join(mkdtempSync(join(tmpdir(), "toolgate-policy-")), "tools.json")
-  writeFileSync(
-    tools,
-    JSON.stringify([
-      {
-        type: "function",
-        function: {
-          name: "create_task",
-          parameters: {
-            type: "object",
-            properties: { lead: { type: "string" }, title: { type: "string" }, amount: { type: "number" } },
-            required: ["lead", "title", "amount"]
-          }
-        },
-        webhook: `${crm.url}/tools/create_task`,
-        idempotency: { keyFields: ["lead"], freeText: ["title"] }
-      },
-      {
-        type: "function",
-        function: {
-          name: "assign_owner",
-          parameters: {
-            type: "object",
-            properties: { lead: { type: "string" }, email: { type: "string" }, owner_id: { type: "string" } },
-            required: ["lead", "email", "owner_id"]
-          }
-        },
-        webhook: `${crm.url}/tools/assign_owner`,
-        idempotency: { keyFields: ["email"], window: { size: "hour", timeZone: "Europe/Berlin" } }
-      }
-    ])
-  )
+  tools = Tools.write([
+    Tools.webhookTool(crm.url, "create_task", { lead: "string", title: "string", amount: "number" }, {
+      idempotency: { keyFields: ["lead"], freeText: ["title"] }
+    }),
+    Tools.webhookTool(crm.url, "assign_owner", { lead: "string", email: "string", owner_id: "string" }, {
+      idempotency: { keyFields: ["email"], window: { size: "hour", timeZone: "Europe/Berlin" } }
+    })
+  ])
 }, 60_000)
 
 afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))

@@ -69,6 +69,24 @@ const AssignOwner = Tool.make("assign_owner", {
 })
 const Kit = Toolkit.make(AssignOwner)
 
+/** An executor of a `manual` tool whose first attempt loses its answer (parked `unknown`); later ones succeed. */
+const losingFirstAnswer = (detail: string) =>
+  Effect.gen(function*() {
+    const counted = { runs: 0 }
+    const executor = yield* ToolExecutor.make(Kit, {
+      assign_owner: {
+        recovery: "manual",
+        run: () =>
+          Effect.suspend(() =>
+            ++counted.runs === 1
+              ? Effect.fail(new ToolExecutor.Ambiguous({ detail }))
+              : Effect.succeed({ id: `own-${counted.runs}` })
+          )
+      }
+    })
+    return { counted, executor }
+  })
+
 export const recordsSuite = (name: string, storeLayer: Layer.Layer<Store.IdempotencyStore, unknown>): void =>
   layer(storeLayer, { timeout: "120 seconds", excludeTestServices: true })(name, (it) => {
     it.effect("the record keeps the claiming call's arguments; a takeover writes its own", () =>
@@ -138,18 +156,7 @@ export const recordsSuite = (name: string, storeLayer: Layer.Layer<Store.Idempot
     it.effect("resolve applied: the unknown record replays the given result, and the audit says who, when, why and what it held", () =>
       Effect.gen(function*() {
         const store = yield* IdempotencyStore
-        let runs = 0
-        const executor = yield* ToolExecutor.make(Kit, {
-          assign_owner: {
-            recovery: "manual",
-            run: () =>
-              Effect.suspend(() =>
-                ++runs === 1
-                  ? Effect.fail(new ToolExecutor.Ambiguous({ detail: "the webhook answered 502" }))
-                  : Effect.succeed({ id: "never" })
-              )
-          }
-        })
+        const { counted, executor } = yield* losingFirstAnswer("the webhook answered 502")
         const scope = { tenant: tenant("applied"), turn: "lead-1/msg-1" }
         const call = () => ValidatedCall.make(AssignOwner, { lead: "L-1", owner_id: "usr_7" })
         const lost = failureOf(yield* Effect.exit(executor.execute(call(), { scope })))
@@ -173,7 +180,7 @@ export const recordsSuite = (name: string, storeLayer: Layer.Layer<Store.Idempot
         const replay = yield* executor.execute(call(), { scope })
         assert.strictEqual(replay._tag, "Replayed")
         assert.deepStrictEqual(replay.value, { id: "own-42" })
-        assert.strictEqual(runs, 1)
+        assert.strictEqual(counted.runs, 1)
         const detail = yield* Records.show({ key: parked.key })
         assert.strictEqual(detail.resolutions.length, 1)
         assert.strictEqual(detail.record.argumentsText, `{"lead":"L-1","owner_id":"usr_7"}`)
@@ -181,18 +188,7 @@ export const recordsSuite = (name: string, storeLayer: Layer.Layer<Store.Idempot
 
     it.effect("resolve not applied: the record is released and its next delivery runs the handler", () =>
       Effect.gen(function*() {
-        let runs = 0
-        const executor = yield* ToolExecutor.make(Kit, {
-          assign_owner: {
-            recovery: "manual",
-            run: () =>
-              Effect.suspend(() =>
-                ++runs === 1
-                  ? Effect.fail(new ToolExecutor.Ambiguous({ detail: "connection reset" }))
-                  : Effect.succeed({ id: `own-${runs}` })
-              )
-          }
-        })
+        const { counted, executor } = yield* losingFirstAnswer("connection reset")
         const scope = { tenant: tenant("not-applied"), turn: "lead-2/msg-1" }
         const call = () => ValidatedCall.make(AssignOwner, { lead: "L-2", owner_id: "usr_8" })
         const lost = failureOf(yield* Effect.exit(executor.execute(call(), { scope })))
@@ -208,7 +204,7 @@ export const recordsSuite = (name: string, storeLayer: Layer.Layer<Store.Idempot
         const next = yield* executor.execute(call(), { scope })
         assert.strictEqual(next._tag, "Executed")
         if (next._tag === "Executed") assert.strictEqual(next.attempt, 2)
-        assert.strictEqual(runs, 2)
+        assert.strictEqual(counted.runs, 2)
       }))
 
     it.effect("resolve refuses: another state (named), a stale fence, bad input; and writes nothing", () =>

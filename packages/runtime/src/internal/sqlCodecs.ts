@@ -205,8 +205,8 @@ export const heartbeat = codec(HeartbeatRequest, LeaseRow, (r) => [r.scope, r.ke
 export const park = codec(ErrorRequest, FenceRow, (r) => [r.scope, r.key, r.fence, r.error, r.now])
 /** @internal */
 export const parkExpired = codec(FencedRequest, FenceRow, (r) => [r.scope, r.key, r.fence, r.now])
-/** @internal */
-export const resolve = codec(ResolveRequest, FenceRow, (r) => [
+/** The parameters of a resolution, in the order of `resolve`'s placeholders. */
+const resolveParams = (r: typeof ResolveRequest.Encoded): ReadonlyArray<unknown> => [
   r.scope,
   r.key,
   r.fence,
@@ -217,22 +217,11 @@ export const resolve = codec(ResolveRequest, FenceRow, (r) => [
   r.externalRef,
   r.retentionMs,
   r.now
-])
+]
 /** @internal */
-export const resolveAudited = codec(ResolveAuditedRequest, FenceRow, (r) => [
-  r.scope,
-  r.key,
-  r.fence,
-  r.status,
-  r.result,
-  bytesOf(r.result),
-  r.error,
-  r.externalRef,
-  r.retentionMs,
-  r.now,
-  r.by,
-  r.reason
-])
+export const resolve = codec(ResolveRequest, FenceRow, resolveParams)
+/** @internal */
+export const resolveAudited = codec(ResolveAuditedRequest, FenceRow, (r) => [...resolveParams(r), r.by, r.reason])
 /** @internal */
 export const list = codec(ListRequest, RecordRow, (r) => [r.scope, r.keyPrefix, r.status, r.tool, r.limit, r.now])
 /** @internal */
