@@ -114,7 +114,10 @@ export const make = (decoder: Decoder.Decoder, maxEventSize: number): Reader => 
       for (let i = 0; i < chunks.length; i++) probe.feed(chunks[i]!)
       if (probe.overLimit()) return probe.end()
     }
-    for (let i = 0; i < chunks.length && !failed; i++) feed(text.decode(chunks[i], stream))
+    for (let i = 0; i < chunks.length; i++) {
+      if (failed) break
+      feed(text.decode(chunks[i], stream))
+    }
     return undefined
   }
 
