@@ -247,6 +247,33 @@ describe("Decoder.decodeSse framing agrees with effect's Sse.makeParser", () => 
     { arbitrary: { runs: 1000 } }
   )
 
+  it.effect.prop(
+    "the event-size limit fails the same event, with the same events before it, whatever the reads",
+    {
+      body: bodies,
+      max: int(1, 40),
+      sizes: Arbitrary.array(int(1, 48), { minLength: 1, maxLength: 16 }),
+      unframed: Arbitrary.schema(Schema.Boolean)
+    },
+    ({ body, max, sizes, unframed }) =>
+      Effect.gen(function*() {
+        // Reads about as long as the limit: some hold a whole event and the blank line after it.
+        const bytes = Fixture.bytes(textOf(body))
+        const run = (reads: ReadonlyArray<Uint8Array>) =>
+          Effect.gen(function*() {
+            const { log, make } = recorder(unframed)
+            yield* Stream.fromIterable(reads).pipe(
+              Decoder.decodeSse(make, { maxEventSize: max }),
+              Stream.runForEach((event) => Effect.sync(() => log.push(`F:${event.failure?._tag}`))),
+              Effect.catchTag("NotAnEventStream", () => Effect.sync(() => log.push("NotAnEventStream")))
+            )
+            return log
+          })
+        expect(yield* run(Fixture.chunk(bytes, sizes))).toEqual(yield* run(Fixture.chunk(bytes, [1])))
+      }),
+    { arbitrary: { runs: 1000 } }
+  )
+
   it.effect("drops exactly one leading BOM, and never the characters ï»¿", () =>
     Effect.gen(function*() {
       for (const unframed of [false, true]) {

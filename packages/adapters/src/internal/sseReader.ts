@@ -150,7 +150,8 @@ const COLON = 58
  * does not depend on where the reads split it: it tracks the length of the current line and the
  * total length of the current event's lines (a blank line ends an event; CRLF, LF and CR end
  * lines, a CR at the end of one read and an LF at the start of the next being one line end). It
- * looks only at line ends (`indexOf`), not at every character.
+ * looks only at line ends (`indexOf`), not at every character, and in a read that cannot take an
+ * event past the limit only at the lines after its last blank line.
  *
  * Returns -1 while the current event is within `max`, else the position in `chunk` where the line
  * that crosses the limit starts (0 when it started in an earlier read).
@@ -163,13 +164,27 @@ const makeSizeGuard = (max: number) => {
   let afterCr = false
   return (chunk: string): number => {
     let position = 0
+    /** The first CR at or after `position`; -2 while not looked for. */
+    let cr = -2
     if (afterCr) {
       afterCr = false
       if (chunk.charCodeAt(0) === LF) position = 1
+    } else if (event + line + chunk.length <= max) {
+      // No event can pass the limit inside this chunk, so without a CR in it the state after it
+      // depends only on the text after its last blank line: the lines before are not looked at.
+      cr = chunk.indexOf("\r")
+      if (cr < 0) {
+        const blank = chunk.lastIndexOf("\n\n")
+        if (blank >= 0) {
+          position = blank + 2
+          line = 0
+          event = 0
+        }
+      }
     }
     let lineStart = line > 0 ? 0 : position
     let lf = chunk.indexOf("\n", position)
-    let cr = chunk.indexOf("\r", position)
+    if (cr === -2) cr = chunk.indexOf("\r", position)
     while (lf >= 0 || cr >= 0) {
       const end = lf < 0 ? cr : cr < 0 ? lf : lf < cr ? lf : cr
       const length = line + end - position
