@@ -128,18 +128,20 @@ export const usage = (fields: {
 }
 
 /**
- * The parts of one core event while a decoder reads a provider event. `fail` keeps the first
+ * One core event while a decoder reads a provider event, and then the event itself: every decoder
+ * builds its events as instances of this one class, so the events that reach the assembler all
+ * have one shape (its field reads stay monomorphic) and each is one object. `fail` keeps the first
  * failure only: the first problem in the provider's reading order is the one reported
  * (`test/fixtures/README.md` §2).
  */
-export class EventParts {
+export class EventParts implements StreamEvent.StreamEvent {
   text: string | undefined = undefined
   toolCalls: Array<StreamEvent.ToolCallDelta> | undefined = undefined
   failure: AssemblyError.StreamFailure | undefined = undefined
   finish: StreamEvent.Finish | undefined = undefined
   usage: StreamEvent.Usage | undefined = undefined
   /** The event ends the provider's stream (`StreamEvent.end`). */
-  end = false
+  end: true | undefined = undefined
 
   fail(failure: AssemblyError.StreamFailure): void {
     if (this.failure === undefined) this.failure = failure
@@ -156,27 +158,12 @@ export class EventParts {
     else this.toolCalls.push(delta)
   }
 
-  /** The core event, or `undefined` when nothing was found. */
+  /** The core event (this object), or `undefined` when nothing was found. */
   toEvent(): StreamEvent.StreamEvent | undefined {
-    if (
-      this.text === undefined && this.toolCalls === undefined && this.failure === undefined &&
-      this.finish === undefined && this.usage === undefined && !this.end
-    ) return undefined
-    const event: {
-      text?: string
-      toolCalls?: ReadonlyArray<StreamEvent.ToolCallDelta>
-      failure?: AssemblyError.StreamFailure
-      finish?: StreamEvent.Finish
-      usage?: StreamEvent.Usage
-      end?: boolean
-    } = {}
-    if (this.text !== undefined) event.text = this.text
-    if (this.toolCalls !== undefined) event.toolCalls = this.toolCalls
-    if (this.failure !== undefined) event.failure = this.failure
-    if (this.finish !== undefined) event.finish = this.finish
-    if (this.usage !== undefined) event.usage = this.usage
-    if (this.end) event.end = true
-    return event
+    return this.text === undefined && this.toolCalls === undefined && this.failure === undefined &&
+        this.finish === undefined && this.usage === undefined && this.end === undefined
+      ? undefined
+      : this
   }
 }
 
