@@ -39,7 +39,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Channel, Effect, Pull, Result, Schema, Stream } from "effect"
+import { Cause, Effect, Pull, Result, Schema, Stream } from "effect"
 import {
   ArgumentsTooLarge,
   type AssemblyError,
@@ -523,51 +523,49 @@ export const assemble =
  */
 export const stream =
   (options?: Options) => <E, R>(self: Stream.Stream<StreamEvent, E, R>): Stream.Stream<Output, AssemblyError | E, R> =>
-    Stream.fromChannel(
-      Channel.fromTransform((upstream, scope) =>
-        Effect.map(Channel.toTransform(Stream.toChannel(self))(upstream, scope), (pull) => {
-          const machine = make(options)
-          let halted = false
-          let pendingFailure: AssemblyError | undefined
-          const onEvents = (events: ReadonlyArray<StreamEvent>) => {
-            const out: Array<Output> = []
-            for (let i = 0; i < events.length; i++) {
-              const event = events[i]!
-              machine.push(event)
-              if (event.text) out.push({ _tag: "TextDelta", text: event.text })
-              if (machine.failure !== undefined) {
-                pendingFailure = machine.failure
-                break
-              }
-            }
-            return out
-          }
-          const onHalt = (
-            cause: Cause.Cause<E | Cause.Done<unknown>>
-          ): Pull.Pull<readonly [Output, ...Array<Output>], AssemblyError | E> => {
-            if (!Pull.isDoneCause(cause)) return Effect.failCause(cause as Cause.Cause<E>)
-            halted = true
-            const verdict = machine.end()
-            return Result.isSuccess(verdict)
-              ? Effect.succeed([{ _tag: "TurnCompleted", turn: verdict.success } as Output] as const)
-              : Effect.fail(verdict.failure)
-          }
-          return Effect.suspend(
-            function loop(): Pull.Pull<readonly [Output, ...Array<Output>], AssemblyError | E> {
-              if (pendingFailure !== undefined) return Effect.fail(pendingFailure)
-              if (halted) return Cause.done()
-              return Effect.matchCauseEffect(pull, {
-                onFailure: onHalt,
-                onSuccess: (events) => {
-                  const out = onEvents(events)
-                  return out.length > 0 ? Effect.succeed(out as unknown as readonly [Output, ...Array<Output>]) : loop()
-                }
-              })
-            }
-          )
-        })
-      )
-    )
+    Stream.transformPull(self, (pull) => Effect.sync(() => pullOutputs(pull, make(options))))
+
+type Outputs = readonly [Output, ...Array<Output>]
+
+/**
+ * The pull of {@link stream}: one upstream array of events, then its text deltas as one array
+ * (or, at the end, the completed turn). The effects are built once per stream and rerun for
+ * every upstream array.
+ */
+const pullOutputs = <E>(
+  pull: Pull.Pull<readonly [StreamEvent, ...Array<StreamEvent>], E, void>,
+  machine: Machine
+): Pull.Pull<Outputs, AssemblyError | E, void> => {
+  let halted = false
+  let pendingFailure: AssemblyError | undefined
+  const step = Effect.matchCauseEffect(pull, {
+    onFailure: (cause): Pull.Pull<Outputs, AssemblyError | E, void> => {
+      if (!Pull.isDoneCause(cause)) return Effect.failCause(cause as Cause.Cause<E>)
+      halted = true
+      const verdict = machine.end()
+      return Result.isSuccess(verdict)
+        ? Effect.succeed([{ _tag: "TurnCompleted", turn: verdict.success }])
+        : Effect.fail(verdict.failure)
+    },
+    onSuccess: (events) => {
+      const out: Array<Output> = []
+      for (let i = 0; i < events.length; i++) {
+        const event = events[i]!
+        machine.push(event)
+        if (event.text) out.push({ _tag: "TextDelta", text: event.text })
+        if (machine.failure !== undefined) {
+          pendingFailure = machine.failure
+          break
+        }
+      }
+      return out.length > 0 ? Effect.succeed(out as unknown as Outputs) : next
+    }
+  })
+  const next: Pull.Pull<Outputs, AssemblyError | E, void> = Effect.suspend(() =>
+    pendingFailure !== undefined ? Effect.fail(pendingFailure) : halted ? Cause.done() : step
+  )
+  return next
+}
 
 /**
  * A `ToolCallProtocolError`. Ids, names and the reason (which quotes them) come from the payload,
