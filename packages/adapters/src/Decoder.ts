@@ -11,8 +11,9 @@
  * event; a `retry:` line, which providers never rely on and the fixture rules say to ignore, is
  * ignored. Bytes become text through one streaming `TextDecoder`, so a UTF-8 character split
  * across reads comes out whole. It replaced effect's `Sse.makeParser`, with which it agrees on
- * every event stream (a property test compares them), because it frames an event at a fifth of
- * the cost (`bench/gap.ts`, `bench/RESULTS.md`).
+ * every body (a property test in `test/Decoder.test.ts` compares them on random edge-case bodies),
+ * because it frames an event at a fraction of the cost: about what a bare `indexOf` line split
+ * costs (`bench/gap.ts`; the figures are in `bench/RESULTS.md`).
  *
  * A decoder that implements `onUnframedLine` (Gemini, and `auto` before it knows the format)
  * also receives the body lines a spec-compliant parser drops: lines that are neither blank, nor a
