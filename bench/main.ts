@@ -352,6 +352,7 @@ const kept = existsSync(resultsPath) ? readFileSync(resultsPath, "utf8").split(m
 const date = new Date().toISOString().slice(0, 10)
 const versions = [
   "effect",
+  "eventsource-parser",
   "openai",
   "ai",
   "@ai-sdk/openai",
