@@ -34,8 +34,16 @@ export const malformed = (reason: string, data: string): AssemblyError.Malformed
   new AssemblyError.MalformedStreamEvent({
     finishReason: null,
     reason: AssemblyError.excerpt(reason),
-    excerpt: AssemblyError.excerpt(data)
+    excerpt: detached(AssemblyError.excerpt(data))
   })
+
+/**
+ * A copy of a string that holds no reference to a larger one. The SSE parser hands over each
+ * event's data as a slice of the text of the whole read, and V8 keeps a slice's whole parent alive:
+ * an excerpt kept in an error must not keep the read with it. `JSON.parse` of the string's JSON
+ * text gives back exactly the same characters (lone surrogates included) in a string of its own.
+ */
+const detached = (s: string): string => JSON.parse(JSON.stringify(s)) as string
 
 /**
  * A `ToolCallProtocolError` found by an adapter's structural checks. The id, the name and the
