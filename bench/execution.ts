@@ -95,7 +95,7 @@ export const runExecutionBenchmark = (): Promise<ReadonlyArray<Row>> => {
       return executor.execute(call, { scope: { tenant: "bench", turn: "turn" } })
     }
     const sides = { floor: (i: number) => floor(i), service: through(Touch), async: through(TouchAsync) }
-    // The floor: the same S1 claim and S3 complete, same parameters, same client; no service.
+    // The floor: the same claim and complete statements, same parameters, same client; no service.
     const floor = (i: number) =>
       Effect.gen(function*() {
         // keys and fingerprints shaped like the service's (random 64-hex), so both insert alike into the index

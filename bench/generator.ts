@@ -14,6 +14,7 @@
  * `writeCapture` generates one body of any size in the same shape (as many calls as it takes),
  * handed out in pieces, so that a capture of hundreds of megabytes never exists in memory whole.
  */
+import { Random, SseScript } from "@toolgate/testing"
 
 /** The wire formats the benchmarks generate. */
 export type Provider = "openai-chat" | "anthropic"
@@ -68,29 +69,7 @@ export interface GeneratedStream {
   readonly expected: Expected
 }
 
-/** mulberry32: a small, fast, seedable PRNG; good enough for test data. */
-const makeRandom = (seed: number) => {
-  let a = seed >>> 0
-  const next = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-  const int = (min: number, max: number): number => min + Math.floor(next() * (max - min + 1))
-  const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(next() * xs.length)]!
-  const chars = (alphabet: string, n: number): string => {
-    let s = ""
-    for (let i = 0; i < n; i++) s += alphabet[Math.floor(next() * alphabet.length)]
-    return s
-  }
-  return { next, int, pick, chars }
-}
-
-type Random = ReturnType<typeof makeRandom>
-
-const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+const ALNUM = Random.alphanumeric
 
 /** Words with 1-, 2-, 3- and 4-byte UTF-8 characters (the emoji are surrogate pairs in UTF-16). */
 const words = [
@@ -129,13 +108,13 @@ const words = [
 
 const toolNames = ["create_order", "update_crm_contact", "send_invoice", "schedule_meeting", "issue_refund"]
 
-const sentence = (random: Random, n: number): string => {
+const sentence = (random: Random.Random, n: number): string => {
   const out: Array<string> = []
   for (let i = 0; i < n; i++) out.push(random.pick(words))
   return out.join(" ")
 }
 
-const item = (random: Random) => ({
+const item = (random: Random.Random) => ({
   sku: `SKU-${random.chars(ALNUM, 8)}`,
   title: sentence(random, random.int(2, 6)),
   quantity: random.int(1, 20),
@@ -149,7 +128,7 @@ const utf8 = new TextEncoder()
 const byteLength = (s: string): number => utf8.encode(s).length
 
 /** A JSON object of at least `target` UTF-8 bytes (whole items are added until it is reached). */
-const argumentsObject = (random: Random, target: number): Record<string, unknown> => {
+const argumentsObject = (random: Random.Random, target: number): Record<string, unknown> => {
   const items: Array<unknown> = []
   const args: Record<string, unknown> = {
     request_id: `req_${random.chars(ALNUM, 12)}`,
@@ -165,24 +144,10 @@ const argumentsObject = (random: Random, target: number): Record<string, unknown
   return args
 }
 
-/** Cuts a string into pieces of 3–12 UTF-16 code units, never inside a surrogate pair. */
-const pieces = (random: Random, s: string): Array<string> => {
-  const out: Array<string> = []
-  let position = 0
-  while (position < s.length) {
-    let end = Math.min(s.length, position + random.int(3, 12))
-    const last = s.charCodeAt(end - 1)
-    if (end < s.length && last >= 0xd800 && last <= 0xdbff) end++
-    out.push(s.slice(position, end))
-    position = end
-  }
-  return out
-}
-
 /** The ~40 text deltas that open every stream. */
-const textPieces = (random: Random): Array<string> => {
+const textPieces = (random: Random.Random): Array<string> => {
   const out: Array<string> = []
-  while (out.length < 40) out.push(...pieces(random, sentence(random, 8) + ". "))
+  while (out.length < 40) out.push(...SseScript.pieces(sentence(random, 8) + ". ", random))
   return out
 }
 
@@ -193,7 +158,7 @@ interface Call {
   readonly arguments: Record<string, unknown>
 }
 
-const makeCalls = (random: Random, spec: SizeSpec, idPrefix: string, idLength: number): Array<Call> => {
+const makeCalls = (random: Random.Random, spec: SizeSpec, idPrefix: string, idLength: number): Array<Call> => {
   const calls: Array<Call> = []
   for (let i = 0; i < spec.calls; i++) {
     const args = argumentsObject(random, spec.argumentBytes)
@@ -209,114 +174,59 @@ const makeCalls = (random: Random, spec: SizeSpec, idPrefix: string, idLength: n
 
 /** Writes one body's SSE frames, in order, to `emit`; gives the number of frames (dispatched events). */
 type BodyWriter = (
-  random: Random,
+  random: Random.Random,
   text: ReadonlyArray<string>,
   calls: Iterable<Call>,
   emit: (frame: string) => void
 ) => number
 
+/** The calls as scripts whose argument deltas are drawn as each call is written. */
+function* scripts(random: Random.Random, calls: Iterable<Call>): Generator<SseScript.CallScript> {
+  for (const call of calls) {
+    yield {
+      id: call.id,
+      name: call.name,
+      pieces: { [Symbol.iterator]: () => SseScript.pieces(call.argumentsText, random)[Symbol.iterator]() }
+    }
+  }
+}
+
 /**
  * An OpenAI Chat Completions body with `stream_options.include_usage` (every chunk carries
  * `"usage": null`, a last chunk with `choices: []` carries the usage), ending with `[DONE]`.
  */
-const openAiChat: BodyWriter = (random, text, calls, emit) => {
-  const id = `chatcmpl-${random.chars(ALNUM, 29)}`
-  const head = `{"id":"${id}","object":"chat.completion.chunk","created":1732000000,"model":"gpt-4o-2024-08-06",` +
-    `"service_tier":"default","system_fingerprint":"fp_50cad350e4","choices":[`
-  let frames = 0
-  const chunk = (delta: unknown, finish: string | null) => {
-    frames++
-    emit(
-      `data: ${head}{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${
-        JSON.stringify(finish)
-      }}],"usage":null}\n\n`
-    )
-  }
-  chunk({ role: "assistant", content: "", refusal: null }, null)
-  for (const piece of text) chunk({ content: piece }, null)
-  let index = 0
-  for (const call of calls) {
-    chunk({
-      tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }]
-    }, null)
-    for (const piece of pieces(random, call.argumentsText)) {
-      chunk({ tool_calls: [{ index, function: { arguments: piece } }] }, null)
-    }
-    index++
-  }
-  chunk({}, "tool_calls")
-  emit(
-    `data: ${head}],"usage":{"prompt_tokens":812,"completion_tokens":${frames},"total_tokens":${
-      812 + frames
-    },"prompt_tokens_details":{"cached_tokens":0}}}\n\n`
-  )
-  emit("data: [DONE]\n\n")
-  return frames + 2
-}
+const openAiChat: BodyWriter = (random, text, calls, emit) =>
+  SseScript.openAiChat({
+    id: `chatcmpl-${random.chars(ALNUM, 29)}`,
+    created: 1732000000,
+    model: "gpt-4o-2024-08-06",
+    serviceTier: "default",
+    systemFingerprint: "fp_50cad350e4",
+    text,
+    calls: scripts(random, calls),
+    finishReason: "tool_calls",
+    usage: { promptTokens: 812, cachedTokens: 0 },
+    nullUsage: true
+  }, emit)
 
 /** An Anthropic Messages body: one text block, then one `tool_use` block per call, with pings. */
-const anthropic: BodyWriter = (random, text, calls, emit) => {
-  let frames = 0
-  const event = (type: string, data: unknown) => {
-    frames++
-    emit(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`)
-  }
-  event("message_start", {
-    type: "message_start",
-    message: {
-      id: `msg_${random.chars(ALNUM, 24)}`,
-      type: "message",
-      role: "assistant",
-      model: "claude-sonnet-4-6",
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { input_tokens: 812, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 }
-    }
-  })
-  event("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } })
-  event("ping", { type: "ping" })
-  for (const piece of text) {
-    event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: piece } })
-  }
-  event("content_block_stop", { type: "content_block_stop", index: 0 })
-  let index = 0
-  for (const call of calls) {
-    index++
-    event("content_block_start", {
-      type: "content_block_start",
-      index,
-      content_block: { type: "tool_use", id: call.id, name: call.name, input: {} }
-    })
-    event("content_block_delta", {
-      type: "content_block_delta",
-      index,
-      delta: { type: "input_json_delta", partial_json: "" }
-    })
-    for (const piece of pieces(random, call.argumentsText)) {
-      event("content_block_delta", {
-        type: "content_block_delta",
-        index,
-        delta: { type: "input_json_delta", partial_json: piece }
-      })
-    }
-    event("content_block_stop", { type: "content_block_stop", index })
-  }
-  event("message_delta", {
-    type: "message_delta",
-    delta: { stop_reason: "tool_use", stop_sequence: null },
-    usage: { output_tokens: frames }
-  })
-  event("message_stop", { type: "message_stop" })
-  return frames
-}
+const anthropic: BodyWriter = (random, text, calls, emit) =>
+  SseScript.anthropic({
+    id: `msg_${random.chars(ALNUM, 24)}`,
+    model: "claude-sonnet-4-6",
+    text,
+    calls: scripts(random, calls),
+    stopReason: "tool_use",
+    inputTokens: 812,
+    cacheTokens: true
+  }, emit)
 
 /**
  * Cuts a body into independent reads of 1–4 KiB at arbitrary byte positions. A quarter of the cuts
  * move forward (within the 4 KiB bound) to the next UTF-8 continuation byte, so multi-byte
  * characters are split across reads even though most of a body's bytes are ASCII.
  */
-const cutReads = (random: Random, bytes: Uint8Array): Array<Uint8Array> => {
+const cutReads = (random: Random.Random, bytes: Uint8Array): Array<Uint8Array> => {
   const reads: Array<Uint8Array> = []
   let position = 0
   while (position < bytes.length) {
@@ -344,7 +254,7 @@ const seedOf = (provider: Provider, size: Size): number =>
  * the benchmark sees the same bytes.
  */
 export const generate = (provider: Provider, size: Size, seed: number = seedOf(provider, size)): GeneratedStream => {
-  const random = makeRandom(seed)
+  const random = Random.make(seed)
   const spec = sizes[size]
   const text = textPieces(random)
   const calls = provider === "openai-chat"
@@ -393,7 +303,7 @@ export const writeCapture = (
   write: (piece: string) => void,
   seed: number = 9000 + providers.indexOf(provider)
 ): Capture => {
-  const random = makeRandom(seed)
+  const random = Random.make(seed)
   const text = textPieces(random)
   const toolCalls: Array<Capture["toolCalls"][number]> = []
   let written = 0

@@ -5,26 +5,15 @@
  * 127.0.0.1), with `run` defaulting to `strict` for the first-party API hosts only.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as FakeProvider from "@toolgate/adapters/testing/FakeProvider"
-import { Inspect } from "@toolgate/cli"
-import * as Run from "@toolgate/cli/Run"
-import * as FakeCrm from "@toolgate/runtime/testing/FakeCrm"
-import { Effect, Stream } from "effect"
+import { HttpModelStream } from "@toolgate/adapters"
+import { Inspect, Run } from "@toolgate/cli"
+import { FakeCrm, FakeProvider, Fixture } from "@toolgate/testing"
+import { Effect, Result, Stream } from "effect"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as Fixture from "../packages/adapters/test/support/Fixture.js"
 import * as Cli from "./support/cli.js"
 import { root } from "./support/cli.js"
-
-/** A seeded generator of read sizes in [1, 7], so a failing chunking can be reproduced. */
-const readSizes = (seed: number, count: number): Array<number> => {
-  let a = seed >>> 0
-  return Array.from({ length: count }, () => {
-    a = (Math.imul(a ^ (a >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0
-    return 1 + (a % 7)
-  })
-}
 
 describe("inspect's code path on the fixture corpus in random 1–7 byte reads", () => {
   const fixtures = Fixture.loadAll()
@@ -34,7 +23,7 @@ describe("inspect's code path on the fixture corpus in random 1–7 byte reads",
   fixtures.forEach((fixture, n) => {
     it.effect(fixture.name, () =>
       Effect.gen(function*() {
-        const sizes = readSizes(0x9e3779b9 + n, 64)
+        const sizes = Fixture.readSizes(0x9e3779b9 + n, 64)
         const result = yield* Inspect.inspect(Stream.fromIterable(Fixture.chunk(fixture.bytes, sizes)), {
           provider: fixture.provider
         })
@@ -130,8 +119,11 @@ describe("toolgate run --finish-profile", () => {
     warn: () => {}
   }
   it("defaults to strict for api.openai.com and api.anthropic.com, compatible for any other base URL", () => {
-    const profile = (provider: Run.Options["provider"], baseUrl: string, finishProfile?: "strict" | "compatible") =>
-      Run.request({ ...base, provider, baseUrl, finishProfile }).finishProfile
+    const profile = (provider: Run.Options["provider"], baseUrl: string, finishProfile?: "strict" | "compatible") => {
+      const options = { ...base, provider, baseUrl, finishProfile }
+      return Result.getOrThrow(HttpModelStream.providerRequest(Run.modelStream(options), Run.modelRequest(options)))
+        .finishProfile
+    }
     expect(profile("openai-chat", "https://api.openai.com/v1")).toBe("strict")
     expect(profile("anthropic", "https://api.anthropic.com/v1")).toBe("strict")
     expect(profile("openai-chat", "http://localhost:4000/v1")).toBe("compatible")

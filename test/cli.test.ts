@@ -4,6 +4,8 @@
  * and bad input gets one line on stderr with exit 1.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { ExpectedResult } from "@toolgate/adapters"
+import { NonStreaming } from "@toolgate/testing"
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -26,7 +28,7 @@ describe("toolgate inspect --json on the fixture corpus", () => {
     expect(cases.length).toBeGreaterThanOrEqual(60)
   })
   it.concurrent.for(cases)("$name", async ({ file, provider }) => {
-    const expected = JSON.parse(readFileSync(file.replace(/\.sse$/, ".expected.json"), "utf8"))
+    const expected = ExpectedResult.decodeSync(readFileSync(ExpectedResult.pathOf(file), "utf8"))
     const { code, stdout } = await toolgate("inspect", file, "--provider", provider, "--json")
     const got = JSON.parse(stdout)
     expect({
@@ -35,13 +37,7 @@ describe("toolgate inspect --json on the fixture corpus", () => {
       text: got.text,
       toolCalls: got.toolCalls,
       error: got.error?._tag ?? null
-    }).toEqual({
-      outcome: expected.outcome,
-      finishReason: expected.finishReason,
-      text: expected.text,
-      toolCalls: expected.toolCalls.map((c: any) => ({ id: c.id, name: c.name, arguments: c.arguments })),
-      error: expected.error
-    })
+    }).toEqual(ExpectedResult.outcomeOf(expected))
     expect(Object.keys(got).toSorted()).toEqual(["error", "finishReason", "outcome", "text", "toolCalls"])
     if (got.error !== null) expect(got.error.message.length).toBeGreaterThan(0)
     expect(code).toBe(expected.outcome === "complete" ? 0 : 2)
@@ -188,6 +184,46 @@ describe("toolgate corpus", () => {
       new RegExp(`^${cases.length} captures: \\d+ complete .* ${cases.length}/${cases.length} match`)
     )
     for (const c of cases) expect(stdout).toContain(c.name.replace(`${c.provider}__`, ""))
+  })
+
+  it("without DIR reads ./test/fixtures of the current directory, wherever the CLI is installed", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "toolgate-corpus-cwd-"))
+    mkdirSync(join(cwd, "test/fixtures/anthropic"), { recursive: true })
+    for (const ext of [".sse", ".expected.json"]) {
+      copyFileSync(
+        join(fixtures, `anthropic/anthropic__single-tool${ext}`),
+        join(cwd, `test/fixtures/anthropic/anthropic__single-tool${ext}`)
+      )
+    }
+    const { code, stdout } = await Cli.toolgate(["corpus"], { cwd })
+    expect(code).toBe(0)
+    expect(stdout).toContain(`toolgate corpus: ${join(cwd, "test/fixtures")}`)
+    expect(stdout.trimEnd().split("\n").at(-1)).toBe(
+      "1 captures: 1 complete (1 tool calls released), 0 typed errors; 1/1 match their expected result"
+    )
+  })
+
+  it("without DIR and without ./test/fixtures: a one-line usage error asking for DIR", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "toolgate-corpus-empty-"))
+    const { code, stderr, stdout } = await Cli.toolgate(["corpus"], { cwd })
+    expect(code).toBe(1)
+    expect(stdout).toBe("")
+    expect(stderr).toBe(`toolgate: corpus: give the corpus DIR (there is no ./test/fixtures in ${cwd})\n`)
+  })
+
+  it("an expected.json that does not match its Schema stops the run with one line naming it", async () => {
+    const corpus = mkdtempSync(join(tmpdir(), "toolgate-corpus-expected-"))
+    mkdirSync(join(corpus, "openai-chat"))
+    copyFileSync(join(fixtures, "openai-chat/openai-chat__single-tool.sse"), join(corpus, "openai-chat/a.sse"))
+    writeFileSync(join(corpus, "openai-chat/a.expected.json"), JSON.stringify({ outcome: "done" }))
+    const { code, stderr, stdout } = await toolgate("corpus", corpus)
+    expect(code).toBe(1)
+    expect(stdout).toBe("")
+    const lines = stderr.trimEnd().split("\n")
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatch(
+      new RegExp(`^toolgate: ${join(corpus, "openai-chat/a.expected.json")}: not a readable expected result: `)
+    )
   })
 })
 
@@ -410,39 +446,10 @@ describe("toolgate inspect: a body that is not an event stream is an input error
     return file
   }
   // Non-streaming answers as the APIs send them: the classic "forgot stream: true" capture.
-  const chat = write(
-    "chat-completion.json",
-    JSON.stringify(
-      {
-        id: "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
-        object: "chat.completion",
-        model: "gpt-4o-2024-08-06",
-        choices: [{
-          index: 0,
-          message: {
-            role: "assistant",
-            content: null,
-            tool_calls: [{ id: "call_1", type: "function", function: { name: "create_task", arguments: "{}" } }]
-          },
-          finish_reason: "tool_calls"
-        }]
-      },
-      null,
-      2
-    )
-  )
-  const responses = write(
-    "responses.json",
-    JSON.stringify({ id: "resp_1", object: "response", status: "completed", output: [] }, null, 2)
-  )
-  const anthropic = write(
-    "message.json",
-    JSON.stringify({ id: "msg_1", type: "message", role: "assistant", content: [], stop_reason: "end_turn" })
-  )
-  const gemini = write(
-    "generate-content.json",
-    JSON.stringify({ candidates: [{ content: { parts: [{ text: "hi" }] }, finishReason: "STOP" }] }, null, 2)
-  )
+  const chat = write("chat-completion.json", NonStreaming.chatCompletion)
+  const responses = write("responses.json", NonStreaming.responses)
+  const anthropic = write("message.json", NonStreaming.anthropicMessage)
+  const gemini = write("generate-content.json", NonStreaming.geminiGenerateContent)
   const html = write("gateway.html", "<!DOCTYPE html>\n<html><body><h1>502 Bad Gateway</h1></body></html>\n")
   const json = "a JSON body, not an event stream; did the request set stream: true?"
   const text = "no server-sent events found"

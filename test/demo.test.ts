@@ -6,7 +6,7 @@
  * server is unreachable (or failing under `TOOLGATE_REQUIRE_PG=1`). Bad flags exit 1 with one line.
  */
 import { describe, expect, it } from "@effect/vitest"
-import type { Report } from "@toolgate/cli/Demo"
+import type { Demo } from "@toolgate/demo"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -24,12 +24,12 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 const toolgate = (...args: Array<string>) => Cli.toolgate(args, { cwd: scratch, timeoutMs: 50_000 })
 
 /** Runs the demo and parses its stdout, which must be exactly one JSON object. */
-const demo = async (...args: Array<string>): Promise<Report> => {
+const demo = async (...args: Array<string>): Promise<Demo.Report> => {
   const { code, stderr, stdout } = await toolgate("demo", "--leads", "40", "--seed", "7", "--json", ...args)
   expect({ code, stderr: code === 0 ? "" : stderr }).toEqual({ code: 0, stderr: "" })
   const lines = stdout.trim().split("\n")
   expect(lines).toHaveLength(1)
-  const report = JSON.parse(lines[0]!) as Report
+  const report = JSON.parse(lines[0]!) as Demo.Report
   expect(report).toMatchObject({ leads: 40, seed: 7 })
   for (const row of [report.toolgate, report.naive]) {
     expect(Object.keys(row).toSorted()).toEqual([
@@ -49,7 +49,7 @@ const demo = async (...args: Array<string>): Promise<Report> => {
 }
 
 /** What must hold of every toolgate row: no duplicate, nothing corrupted, every call accounted for. */
-const expectSound = (report: Report) => {
+const expectSound = (report: Demo.Report) => {
   const { naive, toolgate: row } = report
   expect(row.crmDuplicates).toBe(0)
   expect(row.corrupted).toBe(0)

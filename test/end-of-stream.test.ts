@@ -8,13 +8,12 @@
  * (`layerReplay`, a file) is read to its end as before.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { HttpTransport, type Provider } from "@toolgate/adapters"
-import * as LoopbackServer from "@toolgate/adapters/testing/LoopbackServer"
+import { HttpModelStream, HttpTransport, type Provider } from "@toolgate/adapters"
 import { IdempotencyStore, ToolCallPipeline, ToolExecutor } from "@toolgate/runtime"
-import { Context, Effect, Fiber, Layer, Schema, Stream } from "effect"
-import { Tool, Toolkit } from "effect/ai"
+import { Fixture, LoopbackServer } from "@toolgate/testing"
+import { Effect, Fiber, Layer, Schema, Stream } from "effect"
+import { Prompt, Tool, Toolkit } from "effect/ai"
 import { TestClock } from "effect/testing"
-import * as Fixture from "../packages/adapters/test/support/Fixture.js"
 
 const fixture = (name: string) => {
   const provider = name.split("__")[0] as Provider.Name
@@ -174,16 +173,21 @@ describe("the pipeline over a server that keeps the socket open", () => {
               })
           }
         })),
-        Layer.provide(HttpTransport.layerNode),
+        Layer.provide(
+          HttpModelStream.layer({
+            provider: "openai-chat",
+            baseUrl: `${server.url}/v1`,
+            model: "m",
+            // Budgets far beyond the test's own timeout: only stopping at the end event completes it.
+            budgets: { idleMs: 120_000 }
+          }).pipe(Layer.provide(HttpTransport.layerNode))
+        ),
         Layer.provide(IdempotencyStore.layerMemory)
       )
-      const pipeline = Context.get(yield* Layer.build(layer), ToolCallPipeline.ToolCallPipeline)
-      const result = yield* ToolCallPipeline.runTurn(request(server.url, "openai-chat"), {
+      const result = yield* ToolCallPipeline.runTurn({ prompt: Prompt.make("Echo 7.") }, {
         toolkit,
-        scope: { tenant: "t", turn: "keep-open" },
-        // Budgets far beyond the test's own timeout: only stopping at the end event completes it.
-        budgets: { idleMs: 120_000 }
-      }).pipe(Effect.provideService(ToolCallPipeline.ToolCallPipeline, pipeline))
+        scope: { tenant: "t", turn: "keep-open" }
+      }).pipe(Effect.provide(layer))
       expect([result.attempts, result.finishReason, result.text]).toEqual([1, "tool_calls", "Echoing."])
       expect(result.calls.map((c) => c.outcome)).toMatchObject([{ _tag: "Executed", value: 7 }])
       expect(runs).toBe(1)

@@ -5,7 +5,7 @@
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
-import * as FakeCrm from "@toolgate/runtime/testing/FakeCrm"
+import { FakeCrm } from "@toolgate/testing"
 import { Effect } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Inspect from "@toolgate/cli/Inspect"
+import { Fixture } from "@toolgate/testing"
 import { Effect, Schema, Stream } from "effect"
-import * as Fixture from "../packages/adapters/test/support/Fixture.js"
 
 const Result = Schema.Struct({
   outcome: Schema.Literals(["complete", "error"]),

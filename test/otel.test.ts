@@ -5,10 +5,10 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { HttpTransport } from "@toolgate/adapters"
+import { HttpModelStream, HttpTransport } from "@toolgate/adapters"
 import { IdempotencyStore, ToolCallPipeline, ToolExecutor } from "@toolgate/runtime"
 import { Effect, Layer, Schema } from "effect"
-import { Tool, Toolkit } from "effect/ai"
+import { Prompt, Tool, Toolkit } from "effect/ai"
 import { Otlp, OtlpExporter } from "effect/observability"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -65,7 +65,11 @@ describe("OpenTelemetry export", () => {
         Layer.provide(
           ToolExecutor.layer(toolkit, { echo: { run: (params) => Effect.succeed({ text: params.text }) } })
         ),
-        Layer.provide(HttpTransport.layerReplay({ body })),
+        Layer.provide(
+          HttpModelStream.layer({ provider: "openai-chat", baseUrl: "http://provider.invalid/v1", model: "m" }).pipe(
+            Layer.provide(HttpTransport.layerReplay({ body }))
+          )
+        ),
         Layer.provide(IdempotencyStore.layerMemory)
       )
       const otlp = Otlp.layerJson({
@@ -76,7 +80,7 @@ describe("OpenTelemetry export", () => {
       }).pipe(Layer.provide(NodeHttpClient.layerUndici))
       yield* Effect.gen(function*() {
         const result = yield* ToolCallPipeline.runTurn(
-          { provider: "openai-chat", url: "http://provider.invalid/v1/chat/completions", body: { n: 1 } },
+          { prompt: Prompt.make("Echo x.") },
           { toolkit, scope: { tenant: "t", turn: "otel" } }
         )
         expect(result.calls[0]!.outcome._tag).toBe("Executed")

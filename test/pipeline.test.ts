@@ -5,16 +5,16 @@
  * it counts mutations per (lead, action) and their duplicates. Every abort and deadline path
  * checks that no socket was left open on the fake provider.
  *
- * The last block runs the retry schedule on the TestClock over `HttpTransport.layerReplay`.
+ * The model stream is `HttpModelStream` (OpenAI Chat) over the Undici transport; the last block
+ * runs the retry schedule on the TestClock over `HttpTransport.layerReplay`.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Decoder, HttpTransport, TransportError } from "@toolgate/adapters"
-import * as FakeProvider from "@toolgate/adapters/testing/FakeProvider"
-import { AssemblyError } from "@toolgate/core"
+import { HttpModelStream, HttpTransport } from "@toolgate/adapters"
+import { AssemblyError, type ModelStream, ModelStreamError } from "@toolgate/core"
 import { IdempotencyStore, ToolCallPipeline, ToolExecutor } from "@toolgate/runtime"
-import * as FakeCrm from "@toolgate/runtime/testing/FakeCrm"
+import { FakeCrm, FakeProvider } from "@toolgate/testing"
 import { Clock, Context, Effect, Fiber, Layer, Metric, Result, Schema, Stream } from "effect"
-import { Tool, Toolkit } from "effect/ai"
+import { Prompt, Tool, Toolkit } from "effect/ai"
 import { TestClock } from "effect/testing"
 
 const CreateTask = Tool.make("create_task", {
@@ -69,11 +69,18 @@ const crmHandler = (crmUrl: string, action: "create_task" | "assign_owner") => (
     )
 })
 
-/** A fake provider and a fake CRM in the test's scope, and a pipeline over them (memory store). */
-const harness = (plan: FakeProvider.Options["plan"], crmOptions?: FakeCrm.Options) =>
+/**
+ * A fake provider and a fake CRM in the test's scope, and a pipeline over them (memory store, the
+ * model stream's per-read `budgets`). The pipeline lives as long as the test, which reads the
+ * fakes' books after each run: so its layer is built in the test's scope.
+ */
+const harness = (
+  plan: FakeProvider.Options["plan"],
+  options: { readonly crm?: FakeCrm.Options; readonly budgets?: Partial<HttpTransport.Budgets> } = {}
+) =>
   Effect.gen(function*() {
     const provider = yield* FakeProvider.make({ plan, seed: 7 })
-    const crm = yield* FakeCrm.make(crmOptions)
+    const crm = yield* FakeCrm.make(options.crm)
     const layer = ToolCallPipeline.layer.pipe(
       Layer.provide(
         ToolExecutor.layer(Crm, {
@@ -81,20 +88,21 @@ const harness = (plan: FakeProvider.Options["plan"], crmOptions?: FakeCrm.Option
           assign_owner: crmHandler(crm.url, "assign_owner")
         })
       ),
-      Layer.provide(HttpTransport.layerNode),
+      Layer.provide(
+        HttpModelStream.layer({
+          provider: "openai-chat",
+          baseUrl: `${provider.url}/v1`,
+          model: "gpt-test",
+          budgets: options.budgets
+        }).pipe(Layer.provide(HttpTransport.layerNode))
+      ),
       Layer.provide(IdempotencyStore.layerMemory)
     )
     const pipeline = Context.get(yield* Layer.build(layer), ToolCallPipeline.ToolCallPipeline)
-    const request = (body: Record<string, unknown> = {}): HttpTransport.ProviderRequest => ({
-      provider: "openai-chat",
-      url: `${provider.url}/v1/chat/completions`,
-      body: {
-        model: "gpt-test",
-        stream: true,
-        stream_options: { include_usage: true },
-        messages: [{ role: "user", content: "New inbound lead L-1042 from Acme." }],
-        ...body
-      }
+    /** The lead's request; `body`'s members go into the provider body, where the plans read them. */
+    const request = (body: Record<string, unknown> = {}): ModelStream.ModelRequest => ({
+      prompt: Prompt.make("New inbound lead L-1042 from Acme."),
+      providerOptions: body
     })
     return { pipeline, provider, crm, request }
   })
@@ -215,7 +223,7 @@ describe("ToolCallPipeline over HTTP: retries", () => {
       const run = yield* collect(pipeline.run(request(), runOptions({ retry: undefined })))
       const turn = turnOf(run)
       const [failed] = attemptsFailed(run)
-      expect(failed!.error).toBeInstanceOf(TransportError.ProviderHttpError)
+      expect(failed!.error).toBeInstanceOf(ModelStreamError.ProviderHttpError)
       expect(failed!.error).toMatchObject({ status: 429, retryAfterMs: 1_000, code: "rate_limit_exceeded" })
       expect(failed!.retryInMs).toBe(1_000)
       expect(arrivals).toHaveLength(2)
@@ -238,7 +246,7 @@ describe("ToolCallPipeline over HTTP: retries", () => {
 
       const four = yield* collect(pipeline.run(request({ status: 400 }), runOptions()))
       const error = errorOf(four)
-      expect(error).toBeInstanceOf(TransportError.ProviderHttpError)
+      expect(error).toBeInstanceOf(ModelStreamError.ProviderHttpError)
       expect(error).toMatchObject({ status: 400, code: "invalid_request_error" })
       expect(attemptsFailed(four)).toEqual([])
       expect(four.outputs).toEqual([])
@@ -314,7 +322,7 @@ describe("ToolCallPipeline over HTTP: an endpoint that does not stream", () => {
       for (const type of ["application/json", null]) {
         const run = yield* collect(pipeline.run(request({ type }), runOptions()))
         const error = errorOf(run)
-        expect(error).toBeInstanceOf(Decoder.NotAnEventStream)
+        expect(error).toBeInstanceOf(ModelStreamError.NotAnEventStream)
         expect(error).toMatchObject({ found: "json", contentType: type })
         expect(attemptsFailed(run)).toEqual([])
         expect(run.outputs).toEqual([])
@@ -324,7 +332,11 @@ describe("ToolCallPipeline over HTTP: an endpoint that does not stream", () => {
     }))
 
   it("isRetryable: NotAnEventStream is not retried (asking again gets the same answer)", () => {
-    const error = new Decoder.NotAnEventStream({ found: "json", excerpt: "{}", contentType: "application/json" })
+    const error = new ModelStreamError.NotAnEventStream({
+      found: "json",
+      excerpt: "{}",
+      contentType: "application/json"
+    })
     expect(ToolCallPipeline.isRetryable(error)).toBe(false)
   })
 })
@@ -333,7 +345,7 @@ describe("ToolCallPipeline over HTTP: exactly once", () => {
   it.live("the same turn run twice at once (a queue redelivery): one CRM mutation per call, the other run replays", () =>
     Effect.gen(function*() {
       // The CRM takes 150 ms per mutation, so the second run meets the first one's live lease.
-      const { crm, pipeline, provider, request } = yield* harness({ source }, { latencyMs: 150 })
+      const { crm, pipeline, provider, request } = yield* harness({ source }, { crm: { latencyMs: 150 } })
       const options = runOptions()
       const [a, b] = yield* Effect.all([
         collect(pipeline.run(request(), options)),
@@ -364,13 +376,14 @@ describe("ToolCallPipeline over HTTP: exactly once", () => {
 describe("ToolCallPipeline over HTTP: time budgets and abort", () => {
   it.live("a stalled body: StreamTimeout idle, then a retry that completes", () =>
     Effect.gen(function*() {
-      const { crm, pipeline, provider, request } = yield* harness((req) =>
-        req.attempt === 1 ? { source, fault: { _tag: "Stall", afterBytes: midArguments } } : { source }
+      const { crm, pipeline, provider, request } = yield* harness(
+        (req) => req.attempt === 1 ? { source, fault: { _tag: "Stall", afterBytes: midArguments } } : { source },
+        { budgets: { idleMs: 200 } }
       )
-      const run = yield* collect(pipeline.run(request(), runOptions({ budgets: { idleMs: 200 } })))
+      const run = yield* collect(pipeline.run(request(), runOptions()))
       const [failed] = attemptsFailed(run)
       expect(failed!.error).toEqual(
-        new AssemblyError.StreamTimeout({ finishReason: null, phase: "idle", budgetMs: 200 })
+        new ModelStreamError.StreamTimeout({ finishReason: null, phase: "idle", budgetMs: 200 })
       )
       expect(turnOf(run).attempts).toBe(2)
       expect((yield* provider.stats).log.map((r) => r.outcome)).toEqual(["stalled", "completed"])
@@ -384,13 +397,11 @@ describe("ToolCallPipeline over HTTP: time budgets and abort", () => {
       const { crm, pipeline, provider, request } = yield* harness({
         source,
         fault: { _tag: "Stall", afterBytes: midArguments }
-      })
-      const run = yield* collect(
-        pipeline.run(request(), runOptions({ deadlineMs: 400, budgets: { idleMs: 10_000 } }))
-      )
+      }, { budgets: { idleMs: 10_000 } })
+      const run = yield* collect(pipeline.run(request(), runOptions({ deadlineMs: 400 })))
       // The attempt's total budget is what is left of the deadline; `total` is not retried.
       expect(errorOf(run)).toEqual(
-        new AssemblyError.StreamTimeout({ finishReason: null, phase: "total", budgetMs: 400 })
+        new ModelStreamError.StreamTimeout({ finishReason: null, phase: "total", budgetMs: 400 })
       )
       expect(attemptsFailed(run)).toEqual([])
       expect(run.elapsedMs).toBeGreaterThanOrEqual(390)
@@ -405,16 +416,13 @@ describe("ToolCallPipeline over HTTP: time budgets and abort", () => {
       const { crm, pipeline, provider, request } = yield* harness({
         source,
         fault: { _tag: "Stall", afterBytes: midArguments }
-      })
+      }, { budgets: { idleMs: 200 } })
       // Idle fires at ~200 ms; the back-off (3 s ± 20 %) would end past the 2 s deadline.
       const run = yield* collect(
-        pipeline.run(
-          request(),
-          runOptions({ deadlineMs: 2_000, budgets: { idleMs: 200 }, retry: { baseDelayMs: 3_000 } })
-        )
+        pipeline.run(request(), runOptions({ deadlineMs: 2_000, retry: { baseDelayMs: 3_000 } }))
       )
       expect(errorOf(run)).toEqual(
-        new AssemblyError.StreamTimeout({ finishReason: null, phase: "idle", budgetMs: 200 })
+        new ModelStreamError.StreamTimeout({ finishReason: null, phase: "idle", budgetMs: 200 })
       )
       expect(attemptsFailed(run)).toEqual([])
       expect(run.elapsedMs).toBeLessThan(1_500)
@@ -433,7 +441,7 @@ describe("ToolCallPipeline over HTTP: time budgets and abort", () => {
         )
       )
       expect(errorOf(run)).toEqual(
-        new AssemblyError.StreamAborted({ finishReason: null, reason: "the user closed the tab" })
+        new ModelStreamError.StreamAborted({ finishReason: null, reason: "the user closed the tab" })
       )
       expect(attemptsFailed(run)).toEqual([])
       expect(yield* provider.awaitOpenSockets(0)).toBe(0)
@@ -459,7 +467,7 @@ describe("ToolCallPipeline over HTTP: time budgets and abort", () => {
       )
       expect(attemptsFailed(run).map((f) => f.retryInMs)).toEqual([5_000])
       expect(errorOf(run)).toEqual(
-        new AssemblyError.StreamAborted({ finishReason: null, reason: "cancelled while waiting" })
+        new ModelStreamError.StreamAborted({ finishReason: null, reason: "cancelled while waiting" })
       )
       expect(run.elapsedMs).toBeLessThan(2_000)
       expect((yield* provider.stats).requests).toBe(1)
@@ -558,7 +566,11 @@ describe("ToolCallPipeline on the TestClock (HttpTransport.layerReplay)", () => 
         assign_owner: { run: () => Effect.succeed({ id: "a" }) }
       })
     ),
-    Layer.provide(replay),
+    Layer.provide(
+      HttpModelStream.layer({ provider: "openai-chat", baseUrl: "http://unused.invalid", model: "gpt-test" }).pipe(
+        Layer.provide(replay)
+      )
+    ),
     Layer.provide(IdempotencyStore.layerMemory)
   )
 
@@ -567,7 +579,7 @@ describe("ToolCallPipeline on the TestClock (HttpTransport.layerReplay)", () => 
     Effect.gen(function*() {
       const pipeline = yield* ToolCallPipeline.ToolCallPipeline
       const fiber = yield* collect(
-        pipeline.run({ provider: "openai-chat", url: "http://unused.invalid", body: { run, failures } }, {
+        pipeline.run({ prompt: Prompt.make("Hi."), providerOptions: { run, failures } }, {
           toolkit: Crm,
           scope: { tenant: "clock", turn: run },
           retry
@@ -632,13 +644,15 @@ describe("ToolCallPipeline on the TestClock (HttpTransport.layerReplay)", () => 
     Effect.gen(function*() {
       const pipeline = yield* ToolCallPipeline.ToolCallPipeline
       const run = yield* collect(
-        pipeline.run({ provider: "openai-chat", url: "http://unused.invalid", body: { run: "spent", failures: 0 } }, {
+        pipeline.run({ prompt: Prompt.make("Hi."), providerOptions: { run: "spent", failures: 0 } }, {
           toolkit: Crm,
           scope: { tenant: "clock", turn: "spent" },
           deadlineMs: 0
         })
       )
-      expect(errorOf(run)).toEqual(new AssemblyError.StreamTimeout({ finishReason: null, phase: "total", budgetMs: 0 }))
+      expect(errorOf(run)).toEqual(
+        new ModelStreamError.StreamTimeout({ finishReason: null, phase: "total", budgetMs: 0 })
+      )
       expect(arrivals.get("spent")).toBeUndefined()
     }).pipe(Effect.provide(pipelineLayer)))
 })

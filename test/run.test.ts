@@ -4,9 +4,7 @@
  * retried request, and a second run of the same scope replaying instead of re-executing.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as FakeProvider from "@toolgate/adapters/testing/FakeProvider"
-import * as LoopbackServer from "@toolgate/adapters/testing/LoopbackServer"
-import * as FakeCrm from "@toolgate/runtime/testing/FakeCrm"
+import { FakeCrm, FakeProvider, LoopbackServer } from "@toolgate/testing"
 import { Effect } from "effect"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"

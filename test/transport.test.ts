@@ -5,13 +5,12 @@
  * Every fault path checks that the client left no socket open on the server.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Decoder, HttpTransport, TransportError } from "@toolgate/adapters"
-import * as FakeProvider from "@toolgate/adapters/testing/FakeProvider"
-import { Assembler, AssemblyError } from "@toolgate/core"
+import { HttpTransport } from "@toolgate/adapters"
+import { Assembler, AssemblyError, ModelStreamError } from "@toolgate/core"
+import { FakeProvider, Fixture, Random } from "@toolgate/testing"
 import { Cause, Deferred, Effect, Exit, Fiber, Logger, Redacted, References, Stream, Tracer } from "effect"
 import { HttpClient } from "effect/http"
 import { TestClock } from "effect/testing"
-import * as Fixture from "../packages/adapters/test/support/Fixture.js"
 
 const scenario: FakeProvider.Scenario = {
   text: "Sure. I will update the lead and schedule a follow-up call for next Tuesday morning.",
@@ -34,15 +33,6 @@ const failure = <A, E>(stream: Stream.Stream<A, E>) => Effect.flip(Stream.runDra
 /** The fake's single request record. */
 const only = (fake: FakeProvider.Server) => Effect.map(fake.stats, (s) => s.log[s.log.length - 1]!)
 
-/** A seeded generator of write sizes, so a failing chunking can be reproduced. */
-const sizes = (seed: number) => {
-  let a = seed
-  return (min: number, max: number) => {
-    a = (Math.imul(a ^ (a >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0
-    return min + (a % (max - min + 1))
-  }
-}
-
 describe("HttpTransport over HTTP", () => {
   it.live("every fixture, replayed over HTTP at random chunkings, assembles as it does from the file", () =>
     Effect.gen(function*() {
@@ -54,7 +44,7 @@ describe("HttpTransport over HTTP", () => {
           return { source: FakeProvider.bytes(byName.get(body.fixture)!.bytes), chunkBytes: body.chunk }
         }
       })
-      const draw = sizes(20251129)
+      const draw = Random.make(20251129).int
       const runs = fixtures.flatMap((fixture) => {
         const small = fixture.bytes.length > 16_384 ? draw(16, 256) : draw(1, 24)
         return [
@@ -246,7 +236,9 @@ describe("time budgets", () => {
       })
       const transport = yield* HttpTransport.HttpTransport
       const error = yield* failure(transport.stream(request(fake.url), { firstByteMs: 150 }))
-      expect(error).toEqual(new AssemblyError.StreamTimeout({ finishReason: null, phase: "first_byte", budgetMs: 150 }))
+      expect(error).toEqual(
+        new ModelStreamError.StreamTimeout({ finishReason: null, phase: "first_byte", budgetMs: 150 })
+      )
       expect(yield* fake.awaitOpenSockets(0)).toBe(0)
     }).pipe(Effect.provide(HttpTransport.layerNode)))
 
@@ -260,7 +252,7 @@ describe("time budgets", () => {
       const error = yield* failure(
         transport.stream(request(fake.url), { idleMs: 150 }).pipe(Stream.tap((e) => Effect.sync(() => events.push(e))))
       )
-      expect(error).toEqual(new AssemblyError.StreamTimeout({ finishReason: null, phase: "idle", budgetMs: 150 }))
+      expect(error).toEqual(new ModelStreamError.StreamTimeout({ finishReason: null, phase: "idle", budgetMs: 150 }))
       expect(events.length).toBeGreaterThan(0)
       expect(yield* fake.awaitOpenSockets(0)).toBe(0)
       expect((yield* only(fake)).outcome).toBe("stalled")
@@ -271,7 +263,7 @@ describe("time budgets", () => {
       const fake = yield* FakeProvider.make({ plan: { source: FakeProvider.openAiChat(scenario), paceMs: 25 } })
       const transport = yield* HttpTransport.HttpTransport
       const error = yield* failure(transport.stream(request(fake.url), { idleMs: 1_000, totalMs: 300 }))
-      expect(error).toEqual(new AssemblyError.StreamTimeout({ finishReason: null, phase: "total", budgetMs: 300 }))
+      expect(error).toEqual(new ModelStreamError.StreamTimeout({ finishReason: null, phase: "total", budgetMs: 300 }))
       expect(yield* fake.awaitOpenSockets(0)).toBe(0)
       expect((yield* only(fake)).outcome).toBe("client-closed")
     }).pipe(Effect.provide(HttpTransport.layerNode)))
@@ -283,7 +275,7 @@ describe("time budgets", () => {
       })
       const transport = yield* HttpTransport.HttpTransport
       const error = yield* failure(transport.stream(request(fake.url), { firstByteMs: 5_000, totalMs: 150 }))
-      expect(error).toEqual(new AssemblyError.StreamTimeout({ finishReason: null, phase: "total", budgetMs: 150 }))
+      expect(error).toEqual(new ModelStreamError.StreamTimeout({ finishReason: null, phase: "total", budgetMs: 150 }))
       expect(yield* fake.awaitOpenSockets(0)).toBe(0)
     }).pipe(Effect.provide(HttpTransport.layerNode)))
 })
@@ -319,7 +311,9 @@ describe("abort", () => {
           Stream.tap(() => Effect.sync(() => ++seen === 2 && controller.abort("the user closed the tab")))
         )
       )
-      expect(error).toEqual(new AssemblyError.StreamAborted({ finishReason: null, reason: "the user closed the tab" }))
+      expect(error).toEqual(
+        new ModelStreamError.StreamAborted({ finishReason: null, reason: "the user closed the tab" })
+      )
       expect(yield* fake.awaitOpenSockets(0)).toBe(0)
       expect((yield* only(fake)).outcome).toBe("client-closed")
     }).pipe(Effect.provide(HttpTransport.layerNode)))
@@ -364,11 +358,11 @@ describe("HTTP errors before the stream", () => {
       const run = (c: string) => failure(transport.stream(request(fake.url, { body: { case: c } })))
 
       const seconds = yield* run("seconds")
-      expect(seconds).toBeInstanceOf(TransportError.ProviderHttpError)
+      expect(seconds).toBeInstanceOf(ModelStreamError.ProviderHttpError)
       expect(seconds).toMatchObject({ status: 429, retryAfterMs: 7_000, code: "rate_limit_exceeded" })
       expect(seconds.message).toContain("HTTP 429 (rate_limit_exceeded), retry after 7000 ms: Rate limit reached")
 
-      const date = (yield* run("date")) as TransportError.ProviderHttpError
+      const date = (yield* run("date")) as ModelStreamError.ProviderHttpError
       expect(date.status).toBe(429)
       expect(date.retryAfterMs).toBeGreaterThan(27_000)
       expect(date.retryAfterMs).toBeLessThanOrEqual(30_000)
@@ -413,7 +407,7 @@ describe("cut connections", () => {
         Assembler.assemble(),
         Effect.flip
       )
-      expect(dropped).toBeInstanceOf(TransportError.TransportError)
+      expect(dropped).toBeInstanceOf(ModelStreamError.TransportError)
       expect(dropped).toMatchObject({ phase: "body" })
       expect(yield* fake.awaitOpenSockets(0)).toBe(0)
 
@@ -497,7 +491,7 @@ describe("the API key", () => {
         }
       })
       const transport = yield* HttpTransport.HttpTransport
-      const errors: Array<TransportError.TransportFailure> = []
+      const errors: Array<ModelStreamError.TransportFailure> = []
       for (
         const [c, provider] of [
           ["echo", "openai-chat"],
@@ -535,7 +529,7 @@ describe("the API key", () => {
       expect(errors[0]!.message).toContain("Incorrect API key provided: Bearer <redacted>.")
       expect(errors[1]!.message).toContain("Incorrect API key provided: <redacted>.")
       // Masked before it is bounded: the cut falls inside "<redacted>", not inside the key.
-      expect((errors[2] as TransportError.ProviderHttpError).providerMessage).toMatch(/^x{110}<redacted/)
+      expect((errors[2] as ModelStreamError.ProviderHttpError).providerMessage).toMatch(/^x{110}<redacted/)
       expect(errors[6]!.message).toContain("aborted while holding <redacted>")
       expect(seenKeys.slice(0, 3)).toEqual([`Bearer ${secret}`, secret, secret])
       const rendered = [
@@ -590,7 +584,7 @@ describe("answers that are not event streams", () => {
       const transport = yield* HttpTransport.HttpTransport
       for (let type = 0; type < types.length; type++) {
         const error = yield* failure(transport.stream(request(fake.url, { body: { type } })))
-        expect(error).toBeInstanceOf(Decoder.NotAnEventStream)
+        expect(error).toBeInstanceOf(ModelStreamError.NotAnEventStream)
         expect(error).toMatchObject({ found: "json", contentType: types[type], excerpt: completion.slice(0, 160) })
         expect(error.message).toContain(
           `the response is ${types[type]}: a JSON body, not an event stream; did the request set stream: true?`
@@ -661,7 +655,7 @@ describe("answers that are not event streams", () => {
           )
           const rendered = [error.message, JSON.stringify(error), Cause.pretty(Cause.fail(error))].join("\n")
           expect(rendered).not.toContain(secret.slice(0, 8))
-          expect((error as Decoder.NotAnEventStream).excerpt).toContain("<redacted>")
+          expect((error as ModelStreamError.NotAnEventStream).excerpt).toContain("<redacted>")
         }
       }
     }).pipe(Effect.provide(HttpTransport.layerNode)))

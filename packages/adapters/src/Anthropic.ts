@@ -54,7 +54,7 @@
  *
  * @since 0.1.0
  */
-import { FinishReason, type StreamEvent } from "@toolgate/core"
+import { FinishReason, type ModelStreamError, type StreamEvent } from "@toolgate/core"
 import { Predicate, Schema, type Stream } from "effect"
 import * as Decoder from "./Decoder.js"
 import * as FinishProfile from "./FinishProfile.js"
@@ -416,7 +416,7 @@ const afterStop = () => protocol("an event arrived after message_stop, which end
 
 /**
  * Decodes a Messages API response body into core events.
- * Fails with `Decoder.NotAnEventStream` when the body holds no SSE line at all.
+ * Fails with `NotAnEventStream` (`ModelStreamError`) when the body holds no SSE line at all.
  *
  * @since 0.1.0
  * @category decoding
@@ -424,5 +424,5 @@ const afterStop = () => protocol("an event arrived after message_stop, which end
 export const decode = (options?: Options) =>
 <E, R>(
   bytes: Stream.Stream<Uint8Array, E, R>
-): Stream.Stream<StreamEvent.StreamEvent, E | Decoder.NotAnEventStream, R> =>
+): Stream.Stream<StreamEvent.StreamEvent, E | ModelStreamError.NotAnEventStream, R> =>
   Decoder.decodeSse(() => decoder(options), options)(bytes)

@@ -26,8 +26,8 @@
  *
  * @since 0.1.0
  */
-import type { StreamEvent } from "@toolgate/core"
-import { Cause, Effect, Pull, Schema, Stream } from "effect"
+import { ModelStreamError, type StreamEvent } from "@toolgate/core"
+import { Cause, Effect, Pull, Stream } from "effect"
 import type * as EventStreamProbe from "./internal/eventStreamProbe.js"
 import * as SseReader from "./internal/sseReader.js"
 
@@ -92,7 +92,7 @@ const defaultMaxEventSize = 16 * 1024 * 1024
  * to its end, so what follows the end event is still checked whatever the reads. Stopping a live
  * connection there is the transport's job (`HttpTransport`, `afterEndMs`).
  *
- * A body that holds no SSE line at all (see {@link NotAnEventStream}) fails the stream with
+ * A body that holds no SSE line at all (see `ModelStreamError.NotAnEventStream`) fails the stream with
  * `NotAnEventStream` when it ends, instead of ending without events, or as soon as it has passed
  * `maxEventSize` bytes without one (it is not read further).
  *
@@ -101,7 +101,9 @@ const defaultMaxEventSize = 16 * 1024 * 1024
  */
 export const decodeSse =
   (makeDecoder: () => Decoder, options?: DecodeOptions) =>
-  <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E | NotAnEventStream, R> =>
+  <E, R>(
+    bytes: Stream.Stream<Uint8Array, E, R>
+  ): Stream.Stream<StreamEvent.StreamEvent, E | ModelStreamError.NotAnEventStream, R> =>
     Stream.transformPull(
       bytes,
       (pull) =>
@@ -110,7 +112,8 @@ export const decodeSse =
 
 type Events = readonly [StreamEvent.StreamEvent, ...Array<StreamEvent.StreamEvent>]
 
-const notAnEventStream = (verdict: EventStreamProbe.Verdict) => new NotAnEventStream({ ...verdict, contentType: null })
+const notAnEventStream = (verdict: EventStreamProbe.Verdict) =>
+  new ModelStreamError.NotAnEventStream({ ...verdict, contentType: null })
 
 /**
  * The pull of `decodeSse`: one upstream pull, then that read's events as one array. The effects
@@ -119,10 +122,10 @@ const notAnEventStream = (verdict: EventStreamProbe.Verdict) => new NotAnEventSt
 const pullEvents = <E>(
   pull: Pull.Pull<readonly [Uint8Array, ...Array<Uint8Array>], E, void>,
   reader: SseReader.Reader
-): Pull.Pull<Events, E | NotAnEventStream, void> => {
+): Pull.Pull<Events, E | ModelStreamError.NotAnEventStream, void> => {
   let halted = false
   const step = Effect.matchCauseEffect(pull, {
-    onFailure: (cause): Pull.Pull<Events, E | NotAnEventStream, void> => {
+    onFailure: (cause): Pull.Pull<Events, E | ModelStreamError.NotAnEventStream, void> => {
       if (!Pull.isDoneCause(cause)) return Effect.failCause(cause as Cause.Cause<E>)
       halted = true
       reader.end()
@@ -133,7 +136,7 @@ const pullEvents = <E>(
       return verdict === undefined ? next : Effect.fail(notAnEventStream(verdict))
     }
   })
-  const next: Pull.Pull<Events, E | NotAnEventStream, void> = Effect.suspend(() => {
+  const next: Pull.Pull<Events, E | ModelStreamError.NotAnEventStream, void> = Effect.suspend(() => {
     const events = reader.take()
     if (events !== undefined) return Effect.succeed(events as unknown as Events)
     if (!halted) return step
@@ -141,42 +144,4 @@ const pullEvents = <E>(
     return verdict === undefined ? Cause.done() : Effect.fail(notAnEventStream(verdict))
   })
   return next
-}
-
-/**
- * The body is not a server-sent event stream: none of its lines is an SSE line (a `data`, `event`,
- * `id` or `retry` field, or a `:` comment), or the HTTP response said so by its content type.
- * Typically a non-streaming response: a `chat.completion`, Responses, Messages or Gemini JSON body
- * (the request did not ask for a stream), or an HTML page from a proxy, or a file that is not a
- * capture. Not retried by the pipeline: asking again gets the same answer.
- *
- * A body gets this verdict when it ends, or once it has passed the decoder's `maxEventSize` in
- * bytes without one SSE line (it is not read further; `found` then looks at its start only).
- * Not raised for an empty or blank body, nor for one cut inside its first line (`IncompleteStream`),
- * nor for Gemini's unframed `{"error": …}` body, which is a `ProviderStreamError`
- * (`test/fixtures/README.md` §1, "Gemini exception"). A body whose events are all comments is an
- * event stream.
- *
- * - `found`: `"json"` when the body's first and last non-blank characters are `{`…`}` or `[`…`]`,
- *   else `"text"`.
- * - `excerpt`: the start of the body, trimmed, at most 160 characters.
- * - `contentType`: the response's `content-type` when the HTTP transport decided from it, else
- *   `null`.
- *
- * @since 0.1.0
- * @category errors
- */
-export class NotAnEventStream extends Schema.TaggedError<NotAnEventStream>()("NotAnEventStream", {
-  found: Schema.Literals(["json", "text"]),
-  excerpt: Schema.String,
-  contentType: Schema.NullOr(Schema.String)
-}) {
-  override get message(): string {
-    const answered = this.contentType === null ? "" : `the response is ${this.contentType}: `
-    const what = this.found === "json"
-      ? "a JSON body, not an event stream; did the request set stream: true?"
-      : "no server-sent events found (no data:, event:, id:, retry: or comment line); not an event stream"
-    const start = this.excerpt.length <= 100 ? this.excerpt : `${this.excerpt.slice(0, 100)}…`
-    return `${answered}${what} (the body starts ${JSON.stringify(start)})`
-  }
 }

@@ -59,7 +59,7 @@
  *
  * @since 0.1.0
  */
-import { FinishReason, type StreamEvent } from "@toolgate/core"
+import { FinishReason, type ModelStreamError, type StreamEvent } from "@toolgate/core"
 import { Predicate, Schema, type Stream } from "effect"
 import * as Decoder from "./Decoder.js"
 import { applyPartialArg } from "./internal/partialArgs.js"
@@ -313,7 +313,7 @@ export const decoder = (): Decoder.Decoder => {
 /**
  * Decodes a Gemini `streamGenerateContent?alt=sse` response body into core events, including a
  * raw `{"error": …}` tail.
- * Fails with `Decoder.NotAnEventStream` when the body holds no SSE line at all.
+ * Fails with `NotAnEventStream` (`ModelStreamError`) when the body holds no SSE line at all.
  *
  * @since 0.1.0
  * @category decoding
@@ -321,4 +321,5 @@ export const decoder = (): Decoder.Decoder => {
 export const decode = (options?: Decoder.DecodeOptions) =>
 <E, R>(
   bytes: Stream.Stream<Uint8Array, E, R>
-): Stream.Stream<StreamEvent.StreamEvent, E | Decoder.NotAnEventStream, R> => Decoder.decodeSse(decoder, options)(bytes)
+): Stream.Stream<StreamEvent.StreamEvent, E | ModelStreamError.NotAnEventStream, R> =>
+  Decoder.decodeSse(decoder, options)(bytes)

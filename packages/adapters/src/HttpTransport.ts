@@ -7,8 +7,8 @@
  * `layerFixture` answer from bytes in memory, with no socket, under the same budgets and error
  * rules (and the `Clock`, so `TestClock` drives their delays).
  *
- * What a stream can fail with (`TransportError.TransportFailure`), beside the assembly failures
- * that travel inside events:
+ * What a stream can fail with (`ModelStreamError.TransportFailure`, from `@toolgate/core`), beside
+ * the assembly failures that travel inside events:
  *
  * - `ProviderHttpError`: a status outside 2xx, before the first event.
  * - `TransportError`: `connect` (no response head) or `body` (the body was cut: HTTP/1.1 framing
@@ -57,31 +57,16 @@
  *
  * @since 0.1.0
  */
-import { AssemblyError, type StreamEvent } from "@toolgate/core"
-import {
-  Cause,
-  Clock,
-  Context,
-  Duration,
-  Effect,
-  Layer,
-  Predicate,
-  Redacted,
-  Schedule,
-  type Scope,
-  Stream
-} from "effect"
+import { ModelStreamError, type StreamEvent } from "@toolgate/core"
+import { Context, Duration, Effect, Layer, Redacted, Schedule, type Scope, Stream } from "effect"
 // Deep imports: the `effect/http` barrel loads the whole server side too (~50 ms at start-up).
 import * as Headers from "effect/http/Headers"
 import * as HttpClient from "effect/http/HttpClient"
-import type * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import { readFile } from "node:fs/promises"
-import { NotAnEventStream } from "./Decoder.js"
 import * as FinishProfile from "./FinishProfile.js"
-import * as EventStreamProbe from "./internal/eventStreamProbe.js"
+import * as Rules from "./internal/transportRules.js"
 import * as Provider from "./Provider.js"
-import { ProviderHttpError, TransportError, type TransportFailure } from "./TransportError.js"
 
 /**
  * One provider request.
@@ -166,7 +151,7 @@ export interface StreamOptions extends Partial<Budgets> {
  * The transport service: one call, one provider request, one stream of core events.
  *
  * The stream is cold: each run sends a new request. It fails with a
- * `TransportError.TransportFailure`; assembly failures found in the body are events
+ * `ModelStreamError.TransportFailure`; assembly failures found in the body are events
  * (`StreamEvent.failure`), as `Provider.decode` emits them.
  *
  * @since 0.1.0
@@ -176,25 +161,8 @@ export class HttpTransport extends Context.Service<HttpTransport, {
   readonly stream: (
     request: ProviderRequest,
     options?: StreamOptions
-  ) => Stream.Stream<StreamEvent.StreamEvent, TransportFailure>
+  ) => Stream.Stream<StreamEvent.StreamEvent, ModelStreamError.TransportFailure>
 }>()("@toolgate/adapters/HttpTransport") {}
-
-/** A response head and its body, as every layer hands it to the shared budget and error rules. */
-interface Response {
-  readonly status: number
-  /** Lower-case header names. */
-  readonly headers: Readonly<Record<string, string | undefined>>
-  readonly body: Stream.Stream<Uint8Array, TransportError>
-}
-
-/** Sends a request; the response lives until the scope closes (closing it releases the connection). */
-type Open = (request: ProviderRequest) => Effect.Effect<Response, TransportError, Scope.Scope>
-
-/** The most of an error body read into `ProviderHttpError.providerMessage`, in bytes. */
-const maxErrorBodyBytes = 16 * 1024
-
-const timeout = (phase: AssemblyError.StreamTimeout["phase"], budgetMs: number) =>
-  new AssemblyError.StreamTimeout({ finishReason: null, phase, budgetMs })
 
 /**
  * The default key header of a provider.
@@ -210,89 +178,6 @@ export const apiKeyHeader = (request: ProviderRequest): string =>
       ? "x-goog-api-key"
       : "authorization")
 
-/** Masks every occurrence of the key's value (keys shorter than 4 characters are not masked). */
-const masker = (apiKey: Redacted.Redacted<string> | undefined) => {
-  const secret = apiKey === undefined ? "" : Redacted.value(apiKey)
-  return secret.length < 4 ? (s: string) => s : (s: string) => s.split(secret).join("<redacted>")
-}
-
-/**
- * Masks the start of the key (4 characters or more) at the end of a text that was cut there: an
- * excerpt of a body's start can end inside the key.
- */
-const cutMasker = (apiKey: Redacted.Redacted<string> | undefined) => {
-  const secret = apiKey === undefined ? "" : Redacted.value(apiKey)
-  return (s: string) => {
-    for (let k = Math.min(secret.length - 1, s.length); k >= 4; k--) {
-      if (s.endsWith(secret.slice(0, k))) return `${s.slice(0, s.length - k)}<redacted>`
-    }
-    return s
-  }
-}
-
-/**
- * The one place a failure's text is finished: masked for the key, then bounded. Failures are built
- * with their full text so that masking sees the whole key (bounding first could keep half of it).
- */
-const sanitize =
-  (mask: (s: string) => string, maskCut: (s: string) => string) => (failure: TransportFailure): TransportFailure => {
-    const clean = (s: string) => AssemblyError.excerpt(mask(s))
-    switch (failure._tag) {
-      case "TransportError":
-        return new TransportError({ phase: failure.phase, reason: clean(failure.reason) })
-      case "ProviderHttpError":
-        return new ProviderHttpError({ ...failure, providerMessage: clean(failure.providerMessage) })
-      case "StreamAborted":
-        return new AssemblyError.StreamAborted({ finishReason: null, reason: clean(failure.reason) })
-      case "StreamTimeout":
-        return failure
-      case "NotAnEventStream":
-        return new NotAnEventStream({
-          found: failure.found,
-          excerpt: maskCut(EventStreamProbe.excerptOf(mask(failure.excerpt))),
-          contentType: failure.contentType === null ? null : clean(failure.contentType)
-        })
-    }
-  }
-
-/** An error and its causes as one line: `code: message (code: message)`, at most three deep. */
-const describe = (error: unknown): string => {
-  const parts: Array<string> = []
-  let current = error
-  for (let depth = 0; depth < 3 && current !== undefined && current !== null; depth++) {
-    if (Predicate.isObject(current)) {
-      const code = Predicate.isString(current.code) ? `${current.code}: ` : ""
-      const message = Predicate.isString(current.message) && current.message !== "" ? current.message : undefined
-      if (message !== undefined || code !== "") parts.push(`${code}${message ?? ""}`.replace(/: $/, ""))
-      current = current.cause
-    } else {
-      parts.push(String(current))
-      break
-    }
-  }
-  const [head, ...rest] = parts.filter((p, i) => parts.indexOf(p) === i)
-  return head === undefined ? "unknown error" : rest.length === 0 ? head : `${head} (${rest.join("; ")})`
-}
-
-const abortReason = (signal: AbortSignal): string => {
-  const reason: unknown = signal.reason
-  if (reason === undefined) return "the AbortSignal was aborted"
-  return Predicate.isString(reason) ? reason : describe(reason)
-}
-
-/** Fails with `StreamAborted` when the signal fires (at once when it already has). */
-const awaitAbort = (signal: AbortSignal) =>
-  Effect.callback<never, AssemblyError.StreamAborted>((resume) => {
-    const onAbort = () =>
-      resume(Effect.fail(new AssemblyError.StreamAborted({ finishReason: null, reason: abortReason(signal) })))
-    if (signal.aborted) {
-      onAbort()
-      return
-    }
-    signal.addEventListener("abort", onAbort, { once: true })
-    return Effect.sync(() => signal.removeEventListener("abort", onAbort))
-  })
-
 /**
  * Milliseconds to wait before a retry, from `retry-after-ms` (OpenAI's header: milliseconds,
  * may be fractional) or `Retry-After` (RFC 9110 §10.2.3: delay-seconds, or an HTTP-date read
@@ -301,99 +186,11 @@ const awaitAbort = (signal: AbortSignal) =>
  * @since 0.1.0
  * @category headers
  */
-export const retryAfterMs = (headers: Readonly<Record<string, string | undefined>>, now: number): number | null => {
-  const ms = headers["retry-after-ms"]?.trim()
-  if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms)) return Number(ms)
-  const value = headers["retry-after"]?.trim()
-  if (value === undefined || value === "") return null
-  if (/^\d+$/.test(value)) return Number(value) * 1000
-  // An HTTP-date always names its day or month; `Date.parse` would take "-3" for a year.
-  const date = /[A-Za-z]/.test(value) ? Date.parse(value) : Number.NaN
-  return Number.isNaN(date) ? null : Math.max(0, date - now)
-}
+export const retryAfterMs: (headers: Readonly<Record<string, string | undefined>>, now: number) => number | null =
+  Rules.retryAfterMs
 
-/**
- * The code and message of a provider's JSON error body: `{"error": {...}}` (OpenAI, Anthropic,
- * Gemini, most compatible servers), `[{"error": {...}}]` (Gemini without `alt=sse`),
- * `{"error": "text"}` (Ollama) or a top-level `{"message", "type"|"code"}` (vLLM).
- */
-const readErrorBody = (text: string): { readonly code: string | null; readonly message: string | null } => {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch {
-    return { code: null, message: null }
-  }
-  if (Array.isArray(json)) json = json[0]
-  if (!Predicate.isObject(json)) return { code: null, message: null }
-  if (Predicate.isString(json.error)) return { code: null, message: json.error }
-  const error = Predicate.isObject(json.error) ? json.error : json
-  const code = [error.code, error.status, error.type].find(Predicate.isString) ?? null
-  const message = Predicate.isString(error.message) ? error.message : null
-  return { code, message }
-}
-
-/** Reads at most `maxErrorBodyBytes` of an error body within `ms`, keeping what arrived on a failure. */
-const readExcerpt = (body: Stream.Stream<Uint8Array, TransportError>, ms: number) =>
-  Effect.suspend(() => {
-    const chunks: Array<Uint8Array> = []
-    let size = 0
-    const read = body.pipe(
-      Stream.runForEachWhile((chunk) =>
-        Effect.sync(() => {
-          chunks.push(chunk)
-          size += chunk.length
-          return size < maxErrorBodyBytes
-        })
-      ),
-      Effect.ignore
-    )
-    return (Number.isFinite(ms) ? Effect.timeoutOption(read, Duration.millis(ms)) : read).pipe(
-      Effect.map(() => {
-        const bytes = new Uint8Array(Math.min(size, maxErrorBodyBytes))
-        let at = 0
-        for (const chunk of chunks) {
-          if (at >= bytes.length) break
-          const part = chunk.subarray(0, bytes.length - at)
-          bytes.set(part, at)
-          at += part.length
-        }
-        return new TextDecoder().decode(bytes)
-      })
-    )
-  })
-
-const httpError = (response: Response, idleMs: number) =>
-  Effect.gen(function*() {
-    const text = yield* readExcerpt(response.body, idleMs)
-    const now = yield* Clock.currentTimeMillis
-    const { code, message } = readErrorBody(text)
-    return yield* new ProviderHttpError({
-      status: response.status,
-      retryAfterMs: retryAfterMs(response.headers, now),
-      code,
-      providerMessage: (message ?? text).trim()
-    })
-  })
-
-/**
- * Whether a `content-type` names JSON: `application/json`, a structured `…+json` type
- * (`application/problem+json`), or newline-delimited JSON (RFC 6838 media types, case-insensitive,
- * parameters ignored).
- */
-const isJsonMediaType = (contentType: string): boolean => {
-  const type = contentType.split(";")[0]!.trim().toLowerCase()
-  return type === "application/json" || type.endsWith("+json") || type === "application/x-ndjson" ||
-    type === "application/ndjson" || type === "application/jsonl"
-}
-
-/** A 2xx answer labelled JSON: `NotAnEventStream` with the start of its body (read as an error body is). */
-const jsonAnswer = (response: Response, contentType: string, idleMs: number) =>
-  Effect.flatMap(
-    readExcerpt(response.body, idleMs),
-    // The whole excerpt goes into the error: `sanitize` masks the key, then cuts it.
-    (text) => Effect.fail(new NotAnEventStream({ found: "json", excerpt: text, contentType: contentType.trim() }))
-  )
+/** Sends a request; the response lives until the scope closes (closing it releases the connection). */
+type Open = (request: ProviderRequest) => Effect.Effect<Rules.Response, ModelStreamError.TransportError, Scope.Scope>
 
 const resolveBudgets = (options: StreamOptions | undefined): Budgets => ({
   firstByteMs: options?.firstByteMs ?? defaultBudgets.firstByteMs,
@@ -401,37 +198,6 @@ const resolveBudgets = (options: StreamOptions | undefined): Budgets => ({
   totalMs: options?.totalMs ?? defaultBudgets.totalMs,
   afterEndMs: options?.afterEndMs ?? defaultBudgets.afterEndMs
 })
-
-/**
- * The body under its read budgets. Before the end event each read gets `idleMs` (running out is
- * `StreamTimeout` `idle`); once `ended()` holds, the rest of the body gets `afterEndMs` in all
- * and each read still at most `idleMs`, and running out of either ends the body cleanly. An
- * abandoned read only ever precedes the end of the stream, so racing it loses nothing.
- */
-const budgetedBody = (
-  body: Stream.Stream<Uint8Array, TransportError>,
-  budgets: Budgets,
-  ended: () => boolean
-): Stream.Stream<Uint8Array, TransportError | AssemblyError.StreamTimeout> =>
-  Stream.transformPull(body, (pull) =>
-    Effect.map(Clock.clockWith(Effect.succeed), (clock) => {
-      let endBy: number | undefined
-      const idle = Number.isFinite(budgets.idleMs)
-        ? Effect.raceFirst(
-          pull,
-          Effect.andThen(Effect.sleep(Duration.millis(budgets.idleMs)), Effect.fail(timeout("idle", budgets.idleMs)))
-        )
-        : pull
-      return Effect.suspend(() => {
-        if (!ended()) return idle
-        const now = clock.currentTimeMillisUnsafe()
-        endBy ??= now + budgets.afterEndMs
-        const left = Math.min(endBy - now, budgets.idleMs)
-        if (left <= 0) return Cause.done()
-        if (!Number.isFinite(left)) return pull
-        return Effect.raceFirst(pull, Effect.andThen(Effect.sleep(Duration.millis(left)), Cause.done()))
-      })
-    }))
 
 /**
  * The transport's rules over any way of opening a response: budgets, status, abort, masking,
@@ -442,31 +208,33 @@ const make = (open: Open): HttpTransport["Service"] => ({
     Stream.suspend(() => {
       const budgets = resolveBudgets(options)
       const signal = options?.signal
-      const clean = sanitize(masker(request.apiKey), cutMasker(request.apiKey))
+      const clean = Rules.sanitize(Rules.masker(request.apiKey), Rules.cutMasker(request.apiKey))
       if (signal?.aborted) {
-        return Stream.fail(new AssemblyError.StreamAborted({ finishReason: null, reason: abortReason(signal) }))
+        return Stream.fail(
+          new ModelStreamError.StreamAborted({ finishReason: null, reason: Rules.abortReason(signal) })
+        )
           .pipe(Stream.mapError(clean))
       }
       const opened = Number.isFinite(budgets.firstByteMs)
         ? Effect.timeoutOrElse(open(request), {
           duration: Duration.millis(budgets.firstByteMs),
-          orElse: () => Effect.fail(timeout("first_byte", budgets.firstByteMs))
+          orElse: () => Effect.fail(Rules.timeout("first_byte", budgets.firstByteMs))
         })
         : open(request)
       /** An event with `end` was decoded and handed downstream (see the module docs). */
       let ended = false
       const bytes = Stream.unwrap(Effect.gen(function*() {
         const response = yield* opened
-        if (response.status < 200 || response.status > 299) return yield* httpError(response, budgets.idleMs)
+        if (response.status < 200 || response.status > 299) return yield* Rules.httpError(response, budgets.idleMs)
         const contentType = response.headers["content-type"]
-        if (contentType !== undefined && isJsonMediaType(contentType)) {
-          return yield* jsonAnswer(response, contentType, budgets.idleMs)
+        if (contentType !== undefined && Rules.isJsonMediaType(contentType)) {
+          return yield* Rules.jsonAnswer(response, contentType, budgets.idleMs)
         }
-        return budgetedBody(response.body, budgets, () => ended)
+        return Rules.budgetedBody(response.body, budgets, () => ended)
       }))
       const finishProfile = request.finishProfile ?? options?.decode?.finishProfile ??
         FinishProfile.forRequest(request)
-      let events: Stream.Stream<StreamEvent.StreamEvent, TransportFailure> = bytes.pipe(
+      let events: Stream.Stream<StreamEvent.StreamEvent, ModelStreamError.TransportFailure> = bytes.pipe(
         Provider.decode(request.provider, { ...options?.decode, finishProfile })
       )
       if (Number.isFinite(budgets.totalMs)) {
@@ -474,7 +242,7 @@ const make = (open: Open): HttpTransport["Service"] => ({
           events,
           Effect.andThen(
             Effect.sleep(Duration.millis(budgets.totalMs)),
-            Effect.suspend(() => ended ? Effect.void : Effect.fail(timeout("total", budgets.totalMs)))
+            Effect.suspend(() => ended ? Effect.void : Effect.fail(Rules.timeout("total", budgets.totalMs)))
           )
         )
       }
@@ -491,21 +259,10 @@ const make = (open: Open): HttpTransport["Service"] => ({
         }
         return batch
       })
-      if (signal !== undefined) events = Stream.interruptWhen(events, awaitAbort(signal))
+      if (signal !== undefined) events = Stream.interruptWhen(events, Rules.awaitAbort(signal))
       return Stream.mapError(events, clean)
     })
 })
-
-const connectError = (error: HttpClientError.HttpClientError) =>
-  new TransportError({
-    phase: "connect",
-    reason: error.reason._tag === "InvalidUrlError"
-      ? `invalid URL: ${describe(error.reason.cause)}`
-      : describe(error.reason.cause)
-  })
-
-const bodyError = (error: HttpClientError.HttpClientError) =>
-  new TransportError({ phase: "body", reason: describe(error.reason.cause ?? error.reason) })
 
 /**
  * Sends requests through effect's `HttpClient`. Each request is bound to the stream's scope
@@ -537,12 +294,12 @@ export const layer: Layer.Layer<HttpTransport, never, HttpClient.HttpClient> = L
         const redacted = yield* Headers.CurrentRedactedNames
         const response = yield* client.execute(http).pipe(
           Effect.provideService(Headers.CurrentRedactedNames, [...redacted, keyHeader]),
-          Effect.mapError(connectError)
+          Effect.mapError(Rules.connectError)
         )
         return {
           status: response.status,
           headers: response.headers,
-          body: Stream.mapError(response.stream, bodyError)
+          body: Stream.mapError(response.stream, Rules.bodyError)
         }
       })
     ))
@@ -602,13 +359,13 @@ export interface Replay {
  */
 export type ReplayPlan = (request: ProviderRequest, attempt: number) => Replay | Effect.Effect<Replay>
 
-const replayResponse = (replay: Replay): Effect.Effect<Response, TransportError> =>
+const replayResponse = (replay: Replay): Effect.Effect<Rules.Response, ModelStreamError.TransportError> =>
   Effect.gen(function*() {
     const delay = replay.firstByteDelayMs ?? 0
     if (delay === Infinity) return yield* Effect.never
     if (delay > 0) yield* Effect.sleep(Duration.millis(delay))
     if (replay.refuse === true) {
-      return yield* new TransportError({ phase: "connect", reason: "replay: connection refused" })
+      return yield* new ModelStreamError.TransportError({ phase: "connect", reason: "replay: connection refused" })
     }
     const all = typeof replay.body === "string" ? new TextEncoder().encode(replay.body) : replay.body
     const cut = replay.cutAfterBytes
@@ -617,12 +374,14 @@ const replayResponse = (replay: Replay): Effect.Effect<Response, TransportError>
     const size = Math.max(1, replay.chunkBytes ?? end)
     const chunks: Array<Uint8Array> = []
     for (let at = 0; at < end; at += size) chunks.push(all.subarray(at, Math.min(end, at + size)))
-    let body: Stream.Stream<Uint8Array, TransportError> = Stream.fromIterable(chunks)
+    let body: Stream.Stream<Uint8Array, ModelStreamError.TransportError> = Stream.fromIterable(chunks)
     if ((replay.paceMs ?? 0) > 0) body = Stream.schedule(body, Schedule.spaced(Duration.millis(replay.paceMs!)))
     if (cut !== undefined && cut <= end && cut < all.length) {
       body = Stream.concat(
         body,
-        Stream.fail(new TransportError({ phase: "body", reason: `replay: connection cut after ${cut} bytes` }))
+        Stream.fail(
+          new ModelStreamError.TransportError({ phase: "body", reason: `replay: connection cut after ${cut} bytes` })
+        )
       )
     } else if (stall !== undefined && stall < all.length) {
       body = Stream.concat(body, Stream.never)

@@ -45,7 +45,7 @@
  *
  * @since 0.1.0
  */
-import { FinishReason, type StreamEvent } from "@toolgate/core"
+import { FinishReason, type ModelStreamError, type StreamEvent } from "@toolgate/core"
 import { Predicate, Schema, type Stream } from "effect"
 import * as Decoder from "./Decoder.js"
 import * as FinishProfile from "./FinishProfile.js"
@@ -260,7 +260,7 @@ const readDelta = (delta: Json, data: string, parts: EventParts): void => {
 
 /**
  * Decodes a Chat Completions response body into core events.
- * Fails with `Decoder.NotAnEventStream` when the body holds no SSE line at all.
+ * Fails with `NotAnEventStream` (`ModelStreamError`) when the body holds no SSE line at all.
  *
  * @since 0.1.0
  * @category decoding
@@ -268,5 +268,5 @@ const readDelta = (delta: Json, data: string, parts: EventParts): void => {
 export const decode = (options?: Options) =>
 <E, R>(
   bytes: Stream.Stream<Uint8Array, E, R>
-): Stream.Stream<StreamEvent.StreamEvent, E | Decoder.NotAnEventStream, R> =>
+): Stream.Stream<StreamEvent.StreamEvent, E | ModelStreamError.NotAnEventStream, R> =>
   Decoder.decodeSse(() => decoder(options), options)(bytes)

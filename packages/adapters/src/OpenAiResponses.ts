@@ -50,7 +50,7 @@
  *
  * @since 0.1.0
  */
-import type { FinishReason, StreamEvent } from "@toolgate/core"
+import type { FinishReason, ModelStreamError, StreamEvent } from "@toolgate/core"
 import { Predicate, Schema, type Stream } from "effect"
 import * as Decoder from "./Decoder.js"
 import {
@@ -487,7 +487,7 @@ export const decoder = (): Decoder.Decoder => {
 
 /**
  * Decodes a Responses API response body into core events.
- * Fails with `Decoder.NotAnEventStream` when the body holds no SSE line at all.
+ * Fails with `NotAnEventStream` (`ModelStreamError`) when the body holds no SSE line at all.
  *
  * @since 0.1.0
  * @category decoding
@@ -495,4 +495,5 @@ export const decoder = (): Decoder.Decoder => {
 export const decode = (options?: Decoder.DecodeOptions) =>
 <E, R>(
   bytes: Stream.Stream<Uint8Array, E, R>
-): Stream.Stream<StreamEvent.StreamEvent, E | Decoder.NotAnEventStream, R> => Decoder.decodeSse(decoder, options)(bytes)
+): Stream.Stream<StreamEvent.StreamEvent, E | ModelStreamError.NotAnEventStream, R> =>
+  Decoder.decodeSse(decoder, options)(bytes)

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import type { StreamEvent } from "@toolgate/core"
+import type { ModelStreamError, StreamEvent } from "@toolgate/core"
 import { Predicate, type Stream } from "effect"
 import * as Anthropic from "./Anthropic.js"
 import * as Decoder from "./Decoder.js"
@@ -195,7 +195,7 @@ const done: Decoder.SseEvent = { event: "message", data: "[DONE]" }
 /**
  * Decodes a response body of the named format, or of the format `auto` recognises, into core
  * events.
- * Fails with `Decoder.NotAnEventStream` when the body holds no SSE line at all.
+ * Fails with `NotAnEventStream` (`ModelStreamError`) when the body holds no SSE line at all.
  *
  * @since 0.1.0
  * @category decoding
@@ -203,5 +203,5 @@ const done: Decoder.SseEvent = { event: "message", data: "[DONE]" }
 export const decode = (name: Name | "auto", options?: Options) =>
 <E, R>(
   bytes: Stream.Stream<Uint8Array, E, R>
-): Stream.Stream<StreamEvent.StreamEvent, E | Decoder.NotAnEventStream, R> =>
+): Stream.Stream<StreamEvent.StreamEvent, E | ModelStreamError.NotAnEventStream, R> =>
   Decoder.decodeSse(() => name === "auto" ? autoDecoder(options) : decoder(name, options), options)(bytes)

@@ -25,7 +25,7 @@
  *
  * @since 0.1.0
  */
-import { type Assembler, AssemblyError, ToolCall } from "@toolgate/core"
+import { type Assembler, ToolCall } from "@toolgate/core"
 import { Effect, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { Compiler, issues } from "./internal/jsonSchema.js"
@@ -103,17 +103,17 @@ export const validate = (validator: ToolValidator) =>
   turn: Assembler.AssembledTurn
 ): Effect.Effect<
   ReadonlyArray<Assembler.AssembledToolCall>,
-  AssemblyError.UnknownTool | AssemblyError.ToolArgumentsInvalid
+  ToolCall.UnknownTool | ToolCall.ToolArgumentsInvalid
 > =>
   Effect.suspend((): Effect.Effect<
     ReadonlyArray<Assembler.AssembledToolCall>,
-    AssemblyError.UnknownTool | AssemblyError.ToolArgumentsInvalid
+    ToolCall.UnknownTool | ToolCall.ToolArgumentsInvalid
   > => {
     for (const call of turn.toolCalls) {
       const found = validator.check(call.name, call.arguments)
       if (found === undefined) {
         return Effect.fail(
-          new AssemblyError.UnknownTool({
+          new ToolCall.UnknownTool({
             index: call.index,
             id: call.id,
             toolName: call.name,

@@ -32,10 +32,22 @@ export * as EffectAi from "./EffectAi.js"
 export * as HttpTransport from "./HttpTransport.js"
 
 /** @since 0.1.0 */
-export * as TransportError from "./TransportError.js"
-
-/** @since 0.1.0 */
 export * as ToolDefinition from "./ToolDefinition.js"
 
 /** @since 0.1.0 */
 export * as ToolValidator from "./ToolValidator.js"
+
+/** @since 0.1.0 */
+export * as HttpModelStream from "./HttpModelStream.js"
+
+/** @since 0.1.0 */
+export * as OpenAiChatRequest from "./OpenAiChatRequest.js"
+
+/** @since 0.1.0 */
+export * as AnthropicRequest from "./AnthropicRequest.js"
+
+/** @since 0.1.0 */
+export * as ToolsFile from "./ToolsFile.js"
+
+/** @since 0.1.0 */
+export * as ExpectedResult from "./ExpectedResult.js"

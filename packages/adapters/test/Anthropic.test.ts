@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Fixture } from "@toolgate/testing"
 import { Effect } from "effect"
-import * as Fixture from "./support/Fixture.js"
 
 // Builders for Messages events (https://docs.anthropic.com/en/docs/build-with-claude/streaming).
 const start = (id = "msg_1", usage: object = { input_tokens: 10, output_tokens: 1 }) => ({

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Provider } from "@toolgate/adapters"
+import { Fixture } from "@toolgate/testing"
 import { Arbitrary, Effect, Schema } from "effect"
-import * as Fixture from "./support/Fixture.js"
 
 const int = (minimum: number, maximum: number) =>
   Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })))

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Decoder, Provider } from "@toolgate/adapters"
+import { Fixture } from "@toolgate/testing"
 import { Effect, Stream } from "effect"
-import * as Fixture from "./support/Fixture.js"
 
 const modes: ReadonlyArray<Provider.Name | "auto"> = ["openai-chat", "auto"]
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Decoder } from "@toolgate/adapters"
 import type { StreamEvent } from "@toolgate/core"
+import { Fixture } from "@toolgate/testing"
 import { Arbitrary, Effect, Schema, Stream } from "effect"
 import { Sse } from "effect/encoding"
-import * as Fixture from "./support/Fixture.js"
 
 /**
  * A decoder that records what `decodeSse` hands it, in order: `E:<type>:<data>` for an event,

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FinishProfile } from "@toolgate/adapters"
+import { Fixture } from "@toolgate/testing"
 import { Effect } from "effect"
-import * as Fixture from "./support/Fixture.js"
 
 const textTurnReasons = new Set(["stop", "end_turn", "stop_sequence"])
 

@@ -4,24 +4,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Provider } from "@toolgate/adapters"
+import { Fixture, Random } from "@toolgate/testing"
 import { Effect } from "effect"
-import * as Fixture from "./support/Fixture.js"
-
-/** Read sizes in [1, 7] drawn from a seed (a small xorshift-multiply generator). */
-const readSizes = (seed: number, count = 97): Array<number> => {
-  let a = seed >>> 0
-  return Array.from({ length: count }, () => {
-    a = (Math.imul(a ^ (a >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0
-    return 1 + (a % 7)
-  })
-}
-
-/** A stable seed per case name. */
-const seedOf = (name: string) => {
-  let h = 0x811c9dc5
-  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193)
-  return h >>> 0
-}
 
 describe("fixture corpus", () => {
   for (const provider of Provider.names) {
@@ -38,7 +22,7 @@ describe("fixture corpus", () => {
           }))
         it.effect(`${fixture.name} in random 1–7 byte reads`, () =>
           Effect.gen(function*() {
-            const sizes = readSizes(seedOf(fixture.name))
+            const sizes = Fixture.readSizes(Random.seedOf(fixture.name))
             const result = yield* Fixture.run(provider, Fixture.chunk(fixture.bytes, sizes))
             expect(Fixture.outcome(result)).toEqual(fixture.expected)
           }))
@@ -51,7 +35,12 @@ describe("auto", () => {
   for (const fixture of Fixture.loadAll()) {
     it.effect(`${fixture.name} is read as ${fixture.provider}, whole and in random 1–7 byte reads`, () =>
       Effect.gen(function*() {
-        for (const chunks of [[fixture.bytes], Fixture.chunk(fixture.bytes, readSizes(seedOf(fixture.name) ^ 1))]) {
+        for (
+          const chunks of [
+            [fixture.bytes],
+            Fixture.chunk(fixture.bytes, Fixture.readSizes(Random.seedOf(fixture.name) ^ 1))
+          ]
+        ) {
           const detected: Array<Provider.Name> = []
           const result = yield* Fixture.run("auto", chunks, { onDetected: (name) => detected.push(name) })
           expect(detected).toEqual([fixture.provider])

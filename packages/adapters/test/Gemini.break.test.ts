@@ -7,8 +7,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Provider } from "@toolgate/adapters"
 import { Assembler } from "@toolgate/core"
+import { Fixture } from "@toolgate/testing"
 import { Effect, Stream } from "effect"
-import * as Fixture from "./support/Fixture.js"
 
 const open = { candidates: [{ content: { parts: [{ functionCall: { name: "create_task", willContinue: true } }] } }] }
 const piece = (text: string) => ({

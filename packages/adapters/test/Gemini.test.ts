@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Fixture } from "@toolgate/testing"
 import { Effect } from "effect"
-import * as Fixture from "./support/Fixture.js"
 
 // Builders for GenerateContentResponse chunks (https://ai.google.dev/api/generate-content).
 const chunk = (parts: ReadonlyArray<unknown> | undefined, extra: object = {}, candidate: object = {}) => ({

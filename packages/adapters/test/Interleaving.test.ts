@@ -6,8 +6,8 @@
  * one.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Fixture } from "@toolgate/testing"
 import { Arbitrary, Array as Arr, Effect, Order, Schema } from "effect"
-import * as Fixture from "./support/Fixture.js"
 
 const int = (minimum: number, maximum: number) =>
   Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })))

@@ -29,8 +29,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Provider } from "@toolgate/adapters"
+import { Fixture } from "@toolgate/testing"
 import { Arbitrary, Effect, Schema } from "effect"
-import * as Fixture from "./support/Fixture.js"
 import * as Lifecycle from "./support/Lifecycle.js"
 
 const int = (minimum: number, maximum: number) =>

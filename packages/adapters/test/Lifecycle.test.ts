@@ -7,8 +7,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Provider } from "@toolgate/adapters"
+import { Fixture } from "@toolgate/testing"
 import { Effect, Stream } from "effect"
-import * as Fixture from "./support/Fixture.js"
 
 const run = (provider: Provider.Name, frames: ReadonlyArray<Fixture.Frame>) =>
   Fixture.runText(provider, Fixture.sse(frames))

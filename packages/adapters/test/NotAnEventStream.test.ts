@@ -1,5 +1,5 @@
 /**
- * `Decoder.NotAnEventStream`: a body that holds no SSE line at all (a non-streaming JSON response,
+ * `NotAnEventStream` (`ModelStreamError`): a body that holds no SSE line at all (a non-streaming JSON response,
  * a README, an HTML page) fails the decoded stream with that typed error, for every decoder and
  * `auto`, however the body is cut into reads. Everything that is an event stream is not: a body
  * of comments only, a body cut short (even inside its first line, or before its first byte), a
@@ -7,10 +7,10 @@
  * `ProviderStreamError`.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Decoder, Provider } from "@toolgate/adapters"
-import { Assembler } from "@toolgate/core"
+import { Provider } from "@toolgate/adapters"
+import { Assembler, ModelStreamError } from "@toolgate/core"
+import { Fixture, NonStreaming } from "@toolgate/testing"
 import { Arbitrary, Data, Effect, Schema, Stream } from "effect"
-import * as Fixture from "./support/Fixture.js"
 
 const int = (minimum: number, maximum: number) =>
   Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })))
@@ -27,58 +27,8 @@ const readSizes = Arbitrary.array(
 const failureOf = (mode: Provider.Name | "auto", reads: ReadonlyArray<Uint8Array>) =>
   Stream.fromIterable(reads).pipe(Provider.decode(mode), Assembler.assemble(), Effect.flip)
 
-// Non-streaming answers as the APIs send them (OpenAI, Anthropic and Gemini pretty-print theirs).
-const chatCompletion = JSON.stringify(
-  {
-    id: "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
-    object: "chat.completion",
-    created: 1741570283,
-    model: "gpt-4o-2024-08-06",
-    choices: [{
-      index: 0,
-      message: {
-        role: "assistant",
-        content: null,
-        tool_calls: [{
-          id: "call_Wc8qhBWf0BZL6Yy1mXcHDrjF",
-          type: "function",
-          function: { name: "create_task", arguments: "{\"title\":\"Call back\"}" }
-        }]
-      },
-      finish_reason: "tool_calls"
-    }]
-  },
-  null,
-  2
-)
-const responsesBody = JSON.stringify(
-  {
-    id: "resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b",
-    object: "response",
-    status: "completed",
-    output: [{ type: "function_call", id: "fc_1", call_id: "call_1", name: "create_task", arguments: "{}" }]
-  },
-  null,
-  2
-)
-const anthropicMessage = JSON.stringify({
-  id: "msg_01Aq9w938a90dw8q",
-  type: "message",
-  role: "assistant",
-  content: [{ type: "tool_use", id: "toolu_01A09q90qw90lq917835lq9", name: "create_task", input: { title: "x" } }],
-  stop_reason: "tool_use"
-})
-const geminiBody = JSON.stringify(
-  {
-    candidates: [{ content: { parts: [{ functionCall: { name: "create_task", args: {} } }], role: "model" } }],
-    usageMetadata: { promptTokenCount: 12 }
-  },
-  null,
-  2
-).replace(/\n/g, "\r\n")
-/** `streamGenerateContent` without `alt=sse`: a streamed JSON array. */
-const geminiArray = `[${geminiBody}\r\n,\r\n${geminiBody}]`
-
+const { anthropicMessage, chatCompletion, geminiArray, responses: responsesBody } = NonStreaming
+const geminiBody = NonStreaming.geminiGenerateContent
 const jsonBodies = [
   ["chat.completion", chatCompletion],
   ["a Responses body", responsesBody],
@@ -111,11 +61,11 @@ describe("NotAnEventStream", () => {
         for (const mode of modes) {
           for (let at = 0; at <= bytes.length; at += 7) {
             const error = yield* failureOf(mode, [bytes.subarray(0, at), bytes.subarray(at)])
-            expect(error).toBeInstanceOf(Decoder.NotAnEventStream)
+            expect(error).toBeInstanceOf(ModelStreamError.NotAnEventStream)
             expect(error).toMatchObject({ found: "json", contentType: null })
           }
         }
-        const error = yield* failureOf("openai-chat", [bytes]) as Effect.Effect<Decoder.NotAnEventStream>
+        const error = yield* failureOf("openai-chat", [bytes]) as Effect.Effect<ModelStreamError.NotAnEventStream>
         expect(error.excerpt).toBe(new TextDecoder().decode(bytes).trim().slice(0, 160))
         expect(error.message).toMatch(
           /^a JSON body, not an event stream; did the request set stream: true\? \(the body starts "/
@@ -129,7 +79,7 @@ describe("NotAnEventStream", () => {
       Effect.gen(function*() {
         for (const mode of modes) {
           const error = yield* failureOf(mode, Fixture.chunk(asBytes(body), [3]))
-          expect(error).toBeInstanceOf(Decoder.NotAnEventStream)
+          expect(error).toBeInstanceOf(ModelStreamError.NotAnEventStream)
           expect(error).toMatchObject({ found: "text" })
           expect(error.message).toMatch(/^no server-sent events found/)
         }
@@ -140,7 +90,9 @@ describe("NotAnEventStream", () => {
     Effect.gen(function*() {
       // Character 160 would be the first half of an emoji: the excerpt stops before it.
       const body = `a${"😀".repeat(200)}\n`
-      const error = yield* failureOf("anthropic", [Fixture.bytes(body)]) as Effect.Effect<Decoder.NotAnEventStream>
+      const error = yield* failureOf("anthropic", [Fixture.bytes(body)]) as Effect.Effect<
+        ModelStreamError.NotAnEventStream
+      >
       expect(error.excerpt).toBe(`a${"😀".repeat(79)}`)
       expect(error.message.length).toBeLessThanOrEqual(300)
     }))
@@ -227,7 +179,7 @@ describe("NotAnEventStream", () => {
         const body = braces === "object" ? `{${inner}}` : braces === "array" ? `[${inner}]` : inner
         for (const mode of modes) {
           const failure = yield* failureOf(mode, Fixture.chunk(Fixture.bytes(body), sizes))
-          expect(failure).toBeInstanceOf(Decoder.NotAnEventStream)
+          expect(failure).toBeInstanceOf(ModelStreamError.NotAnEventStream)
           expect(failure).toMatchObject({ found: braces === "none" ? "text" : "json" })
         }
       }),

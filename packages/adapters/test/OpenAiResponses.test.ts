@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Fixture } from "@toolgate/testing"
 import { Effect } from "effect"
-import * as Fixture from "./support/Fixture.js"
 
 // Builders for Responses events (https://platform.openai.com/docs/api-reference/responses-streaming).
 let sequence = 0

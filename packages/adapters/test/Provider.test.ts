@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Provider } from "@toolgate/adapters"
+import { Fixture } from "@toolgate/testing"
 import { Effect } from "effect"
-import * as Fixture from "./support/Fixture.js"
 
 const detect = (data: unknown, event = "message") =>
   Provider.detect({ event, data: typeof data === "string" ? data : JSON.stringify(data) })

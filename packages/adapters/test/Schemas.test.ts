@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Anthropic, Gemini, OpenAiResponses } from "@toolgate/adapters"
+import { Fixture } from "@toolgate/testing"
 import { Schema } from "effect"
-import * as Fixture from "./support/Fixture.js"
 
 const payloads = (provider: "openai-responses" | "anthropic" | "gemini") =>
   Fixture.load(provider).flatMap((fixture) =>

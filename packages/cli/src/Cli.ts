@@ -1,21 +1,22 @@
 /**
- * The `toolgate` command line: `inspect` (one captured stream) and `corpus` (every capture of a
- * fixture corpus). Input errors (a missing file, a directory, an empty or binary file, a file that
- * is not UTF-8 or not an event stream, an unknown provider, a bad tools file) print one line on
- * stderr and exit 1; an inspected stream that ends in a typed error exits 2.
+ * The `toolgate` command line, a thin layer of commands over the packages: `demo` (the
+ * fault-injection demo of `@toolgate/demo`), `run` (one prompt through the pipeline), `inspect`
+ * (one captured stream) and `corpus` (every capture of a fixture corpus). Input errors (a missing
+ * file, a directory, an empty or binary file, a file that is not UTF-8 or not an event stream, an
+ * unknown provider, a bad tools file) print one line on stderr and exit 1; an inspected stream that
+ * ends in a typed error exits 2.
  *
  * @since 0.1.0
  */
-import { FinishProfile, Provider } from "@toolgate/adapters"
-import { Console, Data, Effect, FileSystem, Option, Path, Redacted } from "effect"
+import { FinishProfile, Provider, ToolsFile, ToolValidator } from "@toolgate/adapters"
+import { Demo } from "@toolgate/demo"
+import { WebhookHandler } from "@toolgate/runtime"
+import { Console, Effect, FileSystem, Option, Path, Redacted, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { fileURLToPath } from "node:url"
 import * as Capture from "./Capture.js"
 import * as Corpus from "./Corpus.js"
-import * as Demo from "./Demo.js"
 import * as Inspect from "./Inspect.js"
 import * as Run from "./Run.js"
-import * as ToolsFile from "./ToolsFile.js"
 
 /**
  * A usage or input error: reported as one line on stderr, exit code 1.
@@ -23,7 +24,7 @@ import * as ToolsFile from "./ToolsFile.js"
  * @since 0.1.0
  * @category errors
  */
-export class InputError extends Data.TaggedError("InputError")<{ readonly reason: string }> {
+export class InputError extends Schema.TaggedError<InputError>()("InputError", { reason: Schema.String }) {
   override get message(): string {
     return this.reason
   }
@@ -92,24 +93,33 @@ export const inspect = Command.make("inspect", {
     Command.withDescription("assemble one captured provider stream and print its text, tool calls or typed error")
   )
 
-const defaultCorpus = fileURLToPath(new URL("../../../test/fixtures", import.meta.url))
+/** Where `toolgate corpus` looks when it is given no DIR: the current directory's `test/fixtures`. */
+const defaultCorpus = "./test/fixtures"
 
 /**
- * `toolgate corpus [DIR]`: the main job of the foundation slice.
+ * `toolgate corpus [DIR]`: every capture of a fixture corpus, one row each, checked against its
+ * `expected.json`. Without DIR: `./test/fixtures` of the current directory when it exists, else a
+ * usage error asking for DIR.
  *
  * @since 0.1.0
  * @category commands
  */
 export const corpus = Command.make("corpus", {
   dir: Argument.String("dir").pipe(
-    Argument.withDescription("a fixture corpus: provider folders of NAME.sse captures"),
-    Argument.withDefault(defaultCorpus)
+    Argument.withDescription(`a fixture corpus: provider folders of NAME.sse captures (default ${defaultCorpus})`),
+    Argument.optional
   ),
   json: Flag.Boolean("json").pipe(Flag.withDescription("print the rows as JSON"), Flag.withDefault(false))
-}, ({ dir, json }) =>
+}, ({ dir: given, json }) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
+    if (Option.isNone(given) && !(yield* fs.exists(defaultCorpus).pipe(Effect.orElseSucceed(() => false)))) {
+      return yield* new InputError({
+        reason: `corpus: give the corpus DIR (there is no ${defaultCorpus} in ${path.resolve(".")})`
+      })
+    }
+    const dir = Option.getOrElse(given, () => defaultCorpus)
     const info = yield* fs.stat(dir).pipe(
       Effect.mapError(() => new InputError({ reason: `${dir}: no such directory` }))
     )
@@ -236,7 +246,12 @@ export const run = Command.make("run", {
     if (missing !== undefined) {
       return yield* new InputError({ reason: `--tools: tool ${missing.name} has no "webhook" URL to call` })
     }
-    const toolkit = ToolsFile.toToolkit(toolsFile)
+    // Each tool's parameters accept exactly what its JSON Schema accepts and pass the arguments
+    // through unchanged (the webhook is sent what the model sent); its result is any JSON.
+    const toolkit = ToolValidator.toToolkit(toolsFile.validator, {
+      success: Schema.Json,
+      failure: WebhookHandler.WebhookFailure
+    })
     const slash = flags.scope.indexOf("/")
     const scope = slash < 0
       ? { tenant: "default", turn: flags.scope }
@@ -270,9 +285,12 @@ export const run = Command.make("run", {
     }).pipe(
       Effect.catch((error) =>
         // An endpoint that does not stream is a usage error (the wrong URL, or a server without
-        // streaming), not a failed turn: one line on stderr, exit 1.
+        // streaming), not a failed turn: one line on stderr, exit 1; so is a data dir whose owner
+        // does not answer.
         error._tag === "NotAnEventStream"
           ? Effect.fail(new InputError({ reason: `${flags.baseUrl} did not stream: ${error.message}` }))
+          : error._tag === "DataDirInUse"
+          ? Effect.fail(new InputError({ reason: error.message }))
           : Effect.sync(() => {
             process.stdout.write(`\nerror: ${error._tag}: ${error.message}\ntool calls: none released\n`)
             return false

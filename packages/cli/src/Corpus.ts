@@ -1,15 +1,16 @@
 /**
  * `toolgate corpus`: every capture of a fixture corpus through `inspect`, one row each, checked
- * against its `expected.json` when one sits beside it.
+ * against its `expected.json` (`ExpectedResult`) when one sits beside it.
  *
  * A corpus is a folder of provider folders (`openai-chat/`, `anthropic/`, …) holding
  * `NAME.sse` captures; the folder name is the provider. Each capture is read as a stream, with the
  * same input checks as `inspect` (`Capture.open`): a capture that fails them, or that is not an
- * event stream, stops the run with a `CaptureError` naming it.
+ * event stream, stops the run with a `CaptureError` naming it; so does an `expected.json` that does
+ * not match its Schema.
  *
  * @since 0.1.0
  */
-import { Provider } from "@toolgate/adapters"
+import { ExpectedResult, Provider } from "@toolgate/adapters"
 import { Effect, FileSystem, Path } from "effect"
 import { isDeepStrictEqual } from "node:util"
 import * as Capture from "./Capture.js"
@@ -29,14 +30,14 @@ export interface Row {
   readonly matchesExpected: boolean | undefined
 }
 
-const compare = (result: InspectResult, expected: any): boolean =>
+const compare = (result: InspectResult, expected: ExpectedResult.Outcome): boolean =>
   result.outcome === expected.outcome &&
-  result.finishReason === (expected.finishReason ?? null) &&
-  result.text === (expected.text ?? "") &&
-  (result.error?._tag ?? null) === (expected.error ?? null) &&
+  result.finishReason === expected.finishReason &&
+  result.text === expected.text &&
+  (result.error?._tag ?? null) === expected.error &&
   isDeepStrictEqual(
     result.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })),
-    (expected.toolCalls ?? []).map((c: any) => ({ id: c.id, name: c.name, arguments: c.arguments }))
+    expected.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }))
   )
 
 /**
@@ -61,9 +62,20 @@ export const run = Effect.fnUntraced(function*(dir: string) {
           (e) => Effect.fail(new Capture.CaptureError({ file: capture, reason: e.message }))
         )
       )
-      const expectedPath = capture.replace(/\.sse$/, ".expected.json")
+      const expectedPath = ExpectedResult.pathOf(capture)
       const matchesExpected = (yield* fs.exists(expectedPath))
-        ? compare(result, JSON.parse(yield* fs.readFileString(expectedPath)))
+        ? compare(
+          result,
+          yield* fs.readFileString(expectedPath).pipe(
+            Effect.flatMap(ExpectedResult.decode),
+            Effect.mapError((e) =>
+              new Capture.CaptureError({
+                file: expectedPath,
+                reason: `not a readable expected result: ${e.message.split("\n")[0]}`
+              })
+            )
+          )
+        )
         : undefined
       rows.push({ capture: file.replace(/\.sse$/, ""), provider, result, matchesExpected })
     }

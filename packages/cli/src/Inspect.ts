@@ -1,12 +1,12 @@
 /**
  * `toolgate inspect`: one captured provider stream through the adapter and the assembler, to
- * the public JSON contract of `DESIGN.md` ("The `inspect` contract") or a readable view.
+ * its public JSON document (`InspectResult`: one object, a stable interface) or a readable view.
  *
  * @since 0.1.0
  */
 import type { FinishProfile } from "@toolgate/adapters"
-import { type Decoder, Provider, ToolValidator } from "@toolgate/adapters"
-import { Assembler, AssemblyError } from "@toolgate/core"
+import { Provider, ToolValidator } from "@toolgate/adapters"
+import { Assembler, AssemblyError, type ModelStreamError, ToolCall } from "@toolgate/core"
 import { Effect, Stream } from "effect"
 
 /**
@@ -49,7 +49,7 @@ export interface InspectOptions {
 /**
  * Inspects one response body, read as it streams: reading stops once a failure has decided the
  * verdict. Assembly and validation errors become the `error` outcome; the effect fails only with
- * errors of the body itself (`E`, reading the file) and with `Decoder.NotAnEventStream` when the
+ * errors of the body itself (`E`, reading the file) and with `NotAnEventStream` when the
  * body is not an event stream at all (a non-streaming JSON response, any other text), which is an
  * input error, not an outcome.
  *
@@ -59,7 +59,7 @@ export interface InspectOptions {
 export const inspect = <E, R>(
   body: Stream.Stream<Uint8Array, E, R>,
   options: InspectOptions
-): Effect.Effect<InspectResult, E | Decoder.NotAnEventStream, R> =>
+): Effect.Effect<InspectResult, E | ModelStreamError.NotAnEventStream, R> =>
   Effect.suspend(() => {
     let text = ""
     let turn: Assembler.AssembledTurn | undefined
@@ -89,8 +89,8 @@ export const inspect = <E, R>(
         error: null
       })),
       Effect.catchIf(
-        (e): e is AssemblyError.AssemblyError | AssemblyError.ValidationError =>
-          AssemblyError.isAssemblyError(e) || AssemblyError.isValidationError(e),
+        (e): e is AssemblyError.AssemblyError | ToolCall.ValidationError =>
+          AssemblyError.isAssemblyError(e) || ToolCall.isValidationError(e),
         (error) =>
           Effect.succeed<InspectResult>({
             outcome: "error",

@@ -7,13 +7,13 @@
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
-import { FinishProfile, HttpTransport } from "@toolgate/adapters"
-import type { IdempotencyKey } from "@toolgate/core"
-import { EmbeddedPostgres, IdempotencyStore, ToolCallPipeline, ToolExecutor } from "@toolgate/runtime"
-import { Context, Effect, Layer, Redacted, Stream } from "effect"
-import type { Tool } from "effect/ai"
-import type * as ToolsFile from "./ToolsFile.js"
-import * as Webhook from "./Webhook.js"
+import { type FinishProfile, HttpModelStream, HttpTransport, type ToolsFile } from "@toolgate/adapters"
+import type { IdempotencyKey, ModelStream } from "@toolgate/core"
+import { EmbeddedPostgres, IdempotencyStore, ToolCallPipeline, ToolExecutor, WebhookHandler } from "@toolgate/runtime"
+import { Effect, Layer, Redacted, Stream } from "effect"
+import { Prompt, type Tool } from "effect/ai"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import type * as HttpClient from "effect/http/HttpClient"
 
 /**
  * Options of a run.
@@ -32,7 +32,7 @@ import * as Webhook from "./Webhook.js"
  * @category models
  */
 export interface Options {
-  readonly provider: "openai-chat" | "anthropic"
+  readonly provider: HttpModelStream.Format
   readonly baseUrl: string
   readonly model: string
   readonly prompt: string
@@ -49,51 +49,31 @@ export interface Options {
 }
 
 /**
- * The provider request of a run, with its finish profile (`options.finishProfile`, else
- * `FinishProfile.forRequest`: `strict` for the first-party APIs).
+ * The model stream of a run: the endpoint, its key, the model and the finish profile.
  *
  * @since 0.1.0
  * @category requests
  */
-export const request = (options: Options): HttpTransport.ProviderRequest => {
-  const sent = endpoint(options)
-  return { ...sent, finishProfile: options.finishProfile ?? FinishProfile.forRequest(sent) }
-}
+export const modelStream = (options: Options): HttpModelStream.Options => ({
+  provider: options.provider,
+  baseUrl: options.baseUrl,
+  apiKey: options.apiKey,
+  model: options.model,
+  finishProfile: options.finishProfile
+})
 
-const endpoint = (options: Options): HttpTransport.ProviderRequest => {
-  const base = options.baseUrl.replace(/\/+$/, "")
-  const messages = [{ role: "user", content: options.prompt }]
-  return options.provider === "anthropic"
-    ? {
-      provider: "anthropic",
-      url: `${base}/messages`,
-      apiKey: options.apiKey,
-      headers: { "anthropic-version": "2023-06-01" },
-      body: {
-        model: options.model,
-        max_tokens: options.maxTokens,
-        stream: true,
-        messages,
-        tools: options.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }))
-      }
-    }
-    : {
-      provider: "openai-chat",
-      url: `${base}/chat/completions`,
-      apiKey: options.apiKey,
-      body: {
-        model: options.model,
-        stream: true,
-        stream_options: { include_usage: true },
-        max_tokens: options.maxTokens,
-        messages,
-        tools: options.tools.map((t) => ({
-          type: "function",
-          function: { name: t.name, description: t.description, parameters: t.parameters }
-        }))
-      }
-    }
-}
+/**
+ * The model request of a run: the prompt as one user message, the tools of the tools file, the
+ * output token limit.
+ *
+ * @since 0.1.0
+ * @category requests
+ */
+export const modelRequest = (options: Options): ModelStream.ModelRequest => ({
+  prompt: Prompt.make(options.prompt),
+  tools: options.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+  maxOutputTokens: options.maxTokens
+})
 
 /**
  * Runs the prompt. Succeeds with whether every call ended `executed` or `replayed`; fails with
@@ -102,28 +82,23 @@ const endpoint = (options: Options): HttpTransport.ProviderRequest => {
  * @since 0.1.0
  * @category running
  */
-export const run = (options: Options) =>
-  Effect.gen(function*() {
-    const handlers: Record<string, ReturnType<typeof Webhook.handler>> = {}
-    for (const tool of options.tools) {
-      handlers[tool.name] = Webhook.handler({ url: tool.webhook!, parse: (json) => json })
-    }
-    const sql = options.store === undefined
-      ? EmbeddedPostgres.layer({ dataDir: options.dataDir })
-      : PgClient.layer({ url: Redacted.make(options.store), maxConnections: 4 })
-    const layer = ToolCallPipeline.layer.pipe(
-      Layer.provide(
-        ToolExecutor.layer(
-          options.toolkit,
-          handlers as unknown as Record<string, ToolExecutor.Handler<Tool.Any, never>>
-        )
-      ),
-      Layer.provide(HttpTransport.layerNode),
-      Layer.provide(IdempotencyStore.layerSql().pipe(Layer.provide(sql)))
-    )
-    const pipeline = Context.get(yield* Layer.build(layer), ToolCallPipeline.ToolCallPipeline)
+export const run = (options: Options) => {
+  const handlers: Record<string, ToolExecutor.Handler<Tool.Any, HttpClient.HttpClient>> = {}
+  for (const tool of options.tools) {
+    handlers[tool.name] = WebhookHandler.handler({ url: tool.webhook!, parse: (json) => json })
+  }
+  const sql = options.store === undefined
+    ? EmbeddedPostgres.layer({ dataDir: options.dataDir })
+    : PgClient.layer({ url: Redacted.make(options.store), maxConnections: 4 })
+  const layer = ToolCallPipeline.layer.pipe(
+    Layer.provide(ToolExecutor.layer(options.toolkit, handlers).pipe(Layer.provide(FetchHttpClient.layer))),
+    Layer.provide(HttpModelStream.layer(modelStream(options)).pipe(Layer.provide(HttpTransport.layerNode))),
+    Layer.provide(IdempotencyStore.layerSql().pipe(Layer.provide(sql)))
+  )
+  return Effect.gen(function*() {
+    const pipeline = yield* ToolCallPipeline.ToolCallPipeline
     let allSettled = true
-    yield* pipeline.run(request(options), { toolkit: options.toolkit, scope: options.scope }).pipe(
+    yield* pipeline.run(modelRequest(options), { toolkit: options.toolkit, scope: options.scope }).pipe(
       Stream.runForEach((output) =>
         Effect.sync(() => {
           switch (output._tag) {
@@ -153,4 +128,5 @@ export const run = (options: Options) =>
       )
     )
     return allSettled
-  }).pipe(Effect.scoped)
+  }).pipe(Effect.provide(layer))
+}

@@ -1,5 +1,5 @@
 /**
- * @toolgate/cli: the `toolgate` command (inspect, corpus) and its building blocks.
+ * @toolgate/cli: the `toolgate` command (demo, run, inspect, corpus) and its building blocks.
  *
  * @since 0.1.0
  */
@@ -17,4 +17,4 @@ export * as Corpus from "./Corpus.js"
 export * as Inspect from "./Inspect.js"
 
 /** @since 0.1.0 */
-export * as ToolsFile from "./ToolsFile.js"
+export * as Run from "./Run.js"

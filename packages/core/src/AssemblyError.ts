@@ -1,6 +1,8 @@
 /**
- * The typed errors of stream assembly. Every failure of a streamed turn is one of these tagged
- * errors, in Effect's error channel; none is thrown. Each carries what a caller needs to act on
+ * The typed errors of stream assembly. Every failure the assembler finds in a streamed turn is one
+ * of these tagged errors, in Effect's error channel; none is thrown. (Getting the stream can fail
+ * too: those errors are `ModelStreamError`'s; validating the released calls against the tools is
+ * `ToolCall`'s.) Each carries what a caller needs to act on
  * it: the tool-call index, provider id and tool name where one is involved, the raw finish reason
  * that was read (`null` when none was), and at most a bounded excerpt (≤ 200 characters) of the
  * offending text, never the whole payload.
@@ -196,41 +198,6 @@ export class ArgumentsTooLarge extends Schema.TaggedError<ArgumentsTooLarge>()("
 }
 
 /**
- * A time budget of the stream ran out: `first_byte` (no response byte in time), `idle` (no byte
- * between two reads in time) or `total` (the whole stream's deadline).
- *
- * @since 0.1.0
- * @category errors
- */
-export class StreamTimeout extends Schema.TaggedError<StreamTimeout>()("StreamTimeout", {
-  finishReason: FinishReasonField,
-  phase: Schema.Literals(["first_byte", "idle", "total"]),
-  /** The budget that ran out, in milliseconds. */
-  budgetMs: Schema.Number
-}) {
-  override get message(): string {
-    return `stream timed out: no ${
-      this.phase === "total" ? "finish" : this.phase === "idle" ? "byte" : "first byte"
-    } within ${this.budgetMs} ms`
-  }
-}
-
-/**
- * The caller aborted the stream (an interruption or an `AbortSignal`).
- *
- * @since 0.1.0
- * @category errors
- */
-export class StreamAborted extends Schema.TaggedError<StreamAborted>()("StreamAborted", {
-  finishReason: FinishReasonField,
-  reason: Schema.String
-}) {
-  override get message(): string {
-    return `stream aborted: ${this.reason}`
-  }
-}
-
-/**
  * A failure that ends assembly at the event where it is found (`test/fixtures/README.md` §2:
  * "Stream-level failures"). Adapters report these inside a `StreamEvent`.
  *
@@ -256,8 +223,6 @@ export const StreamFailure = Schema.Union([ProviderStreamError, ToolCallProtocol
 export type AssemblyError =
   | StreamFailure
   | ArgumentsTooLarge
-  | StreamTimeout
-  | StreamAborted
   | IncompleteStream
   | TokenLimitExceeded
   | UnexpectedFinishReason
@@ -274,8 +239,6 @@ export const AssemblyError = Schema.Union([
   ToolCallProtocolError,
   MalformedStreamEvent,
   ArgumentsTooLarge,
-  StreamTimeout,
-  StreamAborted,
   IncompleteStream,
   TokenLimitExceeded,
   UnexpectedFinishReason,
@@ -300,67 +263,9 @@ export const withFinishReason = <F extends StreamFailure | ArgumentsTooLarge>(
 }
 
 /**
- * A released call names a tool that is not in the toolkit.
- *
- * @since 0.1.0
- * @category errors
- */
-export class UnknownTool extends Schema.TaggedError<UnknownTool>()("UnknownTool", {
-  index: Schema.Int,
-  id: Schema.NullOr(Schema.String),
-  toolName: Schema.String,
-  /** The tool names the toolkit has. */
-  available: Schema.Array(Schema.String)
-}) {
-  override get message(): string {
-    return `tool call ${this.index} names an unknown tool ${JSON.stringify(this.toolName)} (known: ${
-      this.available.join(", ") || "none"
-    })`
-  }
-}
-
-/**
- * A released call's arguments do not match its tool's parameters Schema (an effect Schema, or a
- * JSON Schema from a tool definition).
- *
- * @since 0.1.0
- * @category errors
- */
-export class ToolArgumentsInvalid extends Schema.TaggedError<ToolArgumentsInvalid>()("ToolArgumentsInvalid", {
-  index: Schema.Int,
-  id: Schema.NullOr(Schema.String),
-  toolName: Schema.String,
-  /** Where the first issue is, as a readable path (`contact.email`, `items[2]`), `""` at the root. */
-  path: Schema.String,
-  /** Every issue as `path: message`, joined with `; ` (bounded: about 200 characters, then how many more). */
-  issues: Schema.String
-}) {
-  override get message(): string {
-    return `tool call ${this.index} (${this.toolName}) has invalid arguments: ${this.issues}`
-  }
-}
-
-/**
- * What validating a completed turn against a toolkit can fail with.
- *
- * @since 0.1.0
- * @category models
- */
-export type ValidationError = UnknownTool | ToolArgumentsInvalid
-
-/**
  * Whether a value is one of the {@link AssemblyError}s.
  *
  * @since 0.1.0
  * @category guards
  */
 export const isAssemblyError: (u: unknown) => u is AssemblyError = Schema.is(AssemblyError)
-
-/**
- * Whether a value is one of the {@link ValidationError}s.
- *
- * @since 0.1.0
- * @category guards
- */
-export const isValidationError = (u: unknown): u is ValidationError =>
-  u instanceof UnknownTool || u instanceof ToolArgumentsInvalid

@@ -6,7 +6,8 @@
  *   key fields (default: all validated arguments) + an occurrence ordinal that tells apart
  *   identical calls inside one turn. A client retry of the turn reproduces every input, so it
  *   reproduces the key; the provider's tool-call id, the attempt number and the wall clock are
- *   never part of it (`research/idempotency.md` b.7, c.1 #1).
+ *   never part of it: each changes on every retry, so a key built from one would let a retried turn
+ *   execute its mutations again.
  * - The **fingerprint** hashes the full validated arguments. The same key with another
  *   fingerprint means the key was reused for a different payload (Stripe `idempotency_error`,
  *   IETF draft 422) and must never execute.
@@ -31,11 +32,15 @@
  * synchronous {@link Digest} (`@toolgate/runtime` uses `node:crypto`); SHA-256 is SHA-256, and the
  * golden vectors in `packages/core/test/IdempotencyKey.test.ts` pin both to the same hashes.
  *
+ * (One concept, the keys of a call, with both of its digests and the occurrence ordinals: that is
+ * why the module is long. The plain-JSON check is `internal/plainJson`.)
+ *
  * @since 0.1.0
  */
 import canonicalizeJson from "canonicalize"
 import { type Brand, Context, Effect, type Exit, Result, Schema } from "effect"
 import type { Tool } from "effect/ai"
+import { violation, wellFormed } from "./internal/plainJson.js"
 import type { ValidatedToolCall } from "./ToolCall.js"
 
 /**
@@ -68,8 +73,8 @@ export type Fingerprint = Brand.Branded<string, "@toolgate/core/Fingerprint">
  * - `tenant`: whose data the call mutates (an account, workspace or user id). Also the store's
  *   partition (`scope` column).
  * - `turn`: the business event the model is answering: the client's own `Idempotency-Key` when
- *   the request has one, otherwise conversation id + id of the user message (b.7). A client retry
- *   of the same turn must reproduce it; a new turn must not.
+ *   the request has one, otherwise conversation id + id of the user message. A client retry of the
+ *   same turn must reproduce it; a new turn must not.
  *
  * @since 0.1.0
  * @category models
@@ -163,60 +168,6 @@ const utf8 = new TextEncoder()
  */
 export const webCryptoDigest: Digest = (text) =>
   Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", utf8.encode(text))).pipe(Effect.map(hex))
-
-const maxSafe = Number.MAX_SAFE_INTEGER
-
-/** Deepest nesting of arrays and objects that is hashed; deeper values would overflow the stack. */
-const maxDepth = 512
-
-/** In `u` mode a surrogate pair is one code point, so this matches lone surrogates only. */
-const loneSurrogate = /\p{Surrogate}/u
-const wellFormed = (text: string): boolean => !loneSurrogate.test(text)
-
-const formatPath = (path: string, key: string | number): string =>
-  typeof key === "number" ? `${path}[${key}]` : path === "" ? key : `${path}.${key}`
-
-/**
- * Checks that `value` is plain JSON that hashes deterministically; returns the path and reason of
- * the first violation, or `undefined`.
- */
-const violation = (value: unknown, path: string, depth = 0): { path: string; reason: string } | undefined => {
-  switch (typeof value) {
-    case "string":
-      return wellFormed(value) ? undefined : { path, reason: "string contains a lone surrogate" }
-    case "number":
-      if (!Number.isFinite(value)) return { path, reason: "number is not finite" }
-      if (Math.abs(value) > maxSafe) {
-        return { path, reason: "number is beyond ±(2^53−1) and may have lost precision" }
-      }
-      return undefined
-    case "boolean":
-      return undefined
-    case "object": {
-      if (value === null) return undefined
-      if (depth >= maxDepth) return { path, reason: `value is nested deeper than ${maxDepth} levels` }
-      if (Array.isArray(value)) {
-        for (let i = 0; i < value.length; i++) {
-          const found = violation(value[i], formatPath(path, i), depth + 1)
-          if (found !== undefined) return found
-        }
-        return undefined
-      }
-      const proto = Object.getPrototypeOf(value)
-      if (proto !== Object.prototype && proto !== null) return { path, reason: "value is not a plain JSON object" }
-      for (const key of Object.keys(value)) {
-        const child = (value as Record<string, unknown>)[key]
-        if (!wellFormed(key)) return { path, reason: "object key contains a lone surrogate" }
-        if (child === undefined) continue
-        const found = violation(child, formatPath(path, key), depth + 1)
-        if (found !== undefined) return found
-      }
-      return undefined
-    }
-    default:
-      return { path, reason: `${typeof value} is not a JSON value` }
-  }
-}
 
 /**
  * RFC 8785 canonical JSON of a plain JSON value. Object members whose value is `undefined` are

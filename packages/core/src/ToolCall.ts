@@ -4,14 +4,74 @@
  * `Toolkit`, so an Effect app that already defines its tools for `LanguageModel` reuses them.
  *
  * All or nothing: the first call that names an unknown tool or has invalid arguments fails the
- * whole turn, and no call is returned.
+ * whole turn, and no call is returned. Its errors (`UnknownTool`, `ToolArgumentsInvalid`) live
+ * here; `ToolValidator` in `@toolgate/adapters`, which validates against JSON Schemas, raises the
+ * same classes.
  *
  * @since 0.1.0
  */
 import { Effect, Schema, SchemaIssue } from "effect"
 import type { Tool, Toolkit } from "effect/ai"
 import type { AssembledTurn } from "./Assembler.js"
-import { excerpt, ToolArgumentsInvalid, UnknownTool } from "./AssemblyError.js"
+import { excerpt } from "./AssemblyError.js"
+
+/**
+ * A released call names a tool that is not in the toolkit.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnknownTool extends Schema.TaggedError<UnknownTool>()("UnknownTool", {
+  index: Schema.Int,
+  id: Schema.NullOr(Schema.String),
+  toolName: Schema.String,
+  /** The tool names the toolkit has. */
+  available: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    return `tool call ${this.index} names an unknown tool ${JSON.stringify(this.toolName)} (known: ${
+      this.available.join(", ") || "none"
+    })`
+  }
+}
+
+/**
+ * A released call's arguments do not match its tool's parameters Schema (an effect Schema, or a
+ * JSON Schema from a tool definition).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ToolArgumentsInvalid extends Schema.TaggedError<ToolArgumentsInvalid>()("ToolArgumentsInvalid", {
+  index: Schema.Int,
+  id: Schema.NullOr(Schema.String),
+  toolName: Schema.String,
+  /** Where the first issue is, as a readable path (`contact.email`, `items[2]`), `""` at the root. */
+  path: Schema.String,
+  /** Every issue as `path: message`, joined with `; ` (bounded: about 200 characters, then how many more). */
+  issues: Schema.String
+}) {
+  override get message(): string {
+    return `tool call ${this.index} (${this.toolName}) has invalid arguments: ${this.issues}`
+  }
+}
+
+/**
+ * What validating a completed turn against a toolkit can fail with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ValidationError = UnknownTool | ToolArgumentsInvalid
+
+/**
+ * Whether a value is one of the {@link ValidationError}s.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isValidationError = (u: unknown): u is ValidationError =>
+  u instanceof UnknownTool || u instanceof ToolArgumentsInvalid
 
 /**
  * A released call whose arguments were decoded by its tool's parameters Schema.
@@ -137,7 +197,7 @@ const schemaIssues = (error: unknown): ReadonlyArray<ArgumentIssue> => {
  */
 export const validate =
   <Tools extends Record<string, Tool.Any>>(toolkit: Toolkit.Toolkit<Tools>) =>
-  (turn: AssembledTurn): Effect.Effect<ReadonlyArray<ValidatedToolCallOf<Tools>>, UnknownTool | ToolArgumentsInvalid> =>
+  (turn: AssembledTurn): Effect.Effect<ReadonlyArray<ValidatedToolCallOf<Tools>>, ValidationError> =>
     Effect.gen(function*() {
       const tools = toolkit.tools as Record<string, Tool.Any>
       const out: Array<ValidatedToolCall> = []

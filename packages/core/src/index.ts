@@ -14,10 +14,16 @@ export * as Assembler from "./Assembler.js"
 export * as FinishReason from "./FinishReason.js"
 
 /** @since 0.1.0 */
+export * as IdempotencyKey from "./IdempotencyKey.js"
+
+/** @since 0.1.0 */
+export * as ModelStream from "./ModelStream.js"
+
+/** @since 0.1.0 */
+export * as ModelStreamError from "./ModelStreamError.js"
+
+/** @since 0.1.0 */
 export * as StreamEvent from "./StreamEvent.js"
 
 /** @since 0.1.0 */
 export * as ToolCall from "./ToolCall.js"
-
-/** @since 0.1.0 */
-export * as IdempotencyKey from "./IdempotencyKey.js"

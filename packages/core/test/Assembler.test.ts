@@ -1,5 +1,6 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Assembler, FinishReason, type StreamEvent } from "@toolgate/core"
+import { Random } from "@toolgate/testing"
 import { Effect, Fiber, Result, Schema, Stream } from "effect"
 
 /** OpenAI Chat's reasons under the compatible profile (the table lives in the adapters). */
@@ -14,15 +15,6 @@ const run = (events: ReadonlyArray<StreamEvent.StreamEvent>, options?: Assembler
 
 const failTag = (r: Result.Result<Assembler.AssembledTurn, { readonly _tag: string }>) =>
   Result.isFailure(r) ? r.failure._tag : "complete"
-
-/** A small seeded PRNG (mulberry32), so a property's random splits are reproducible from its seed. */
-const prng = (seed: number) => () => {
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = seed
-  t = Math.imul(t ^ (t >>> 15), t | 1)
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
 
 /** Splits a string into 1..n pieces at random UTF-16 positions (surrogate pairs may be split). */
 const split = (s: string, rnd: () => number): Array<string> => {
@@ -44,7 +36,7 @@ const Calls = Schema.Array(
 
 /** The events of a turn whose calls stream their argument deltas interleaved at random. */
 const interleaved = (calls: typeof Calls.Type, seed: number): Array<StreamEvent.StreamEvent> => {
-  const rnd = prng(seed)
+  const rnd = Random.make(seed).next
   const queues = calls.map((call, index) => {
     const pieces = split(JSON.stringify(call.args), rnd)
     return [

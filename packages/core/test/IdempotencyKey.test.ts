@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { IdempotencyKey as K, type ToolCall } from "@toolgate/core"
+import { ValidatedCall } from "@toolgate/testing"
 import { Array as Arr, Effect, Result, Schema } from "effect"
 import { Tool } from "effect/ai"
 
@@ -174,15 +175,7 @@ const golden: ReadonlyArray<{
 const createTaskMaterial = (args: unknown) => Result.getOrThrow(K.material("CreateTask", args))
 
 const call = <T extends Tool.Any>(tool: T, id: string, args: Record<string, unknown>): ToolCall.ValidatedToolCall =>
-  ({
-    index: 0,
-    id,
-    name: tool.name,
-    tool,
-    params: Schema.decodeUnknownSync(tool.parametersSchema as Schema.Codec<unknown, unknown>)(args),
-    arguments: args,
-    argumentsText: JSON.stringify(args)
-  }) as ToolCall.ValidatedToolCall
+  ValidatedCall.make(tool, args, { id })
 
 /** Rebuilds a JSON value with every object's keys inserted in the reverse order, rotated by `shift`. */
 const permute = (value: unknown, shift: number): unknown => {

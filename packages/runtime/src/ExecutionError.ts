@@ -320,6 +320,34 @@ export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("St
 }
 
 /**
+ * What an `InvalidExecutorOptions` is about: one of `ToolExecutor.Options`, a handler's override
+ * of one (`leaseMs`, `timeoutMs`, `maxAttempts`), `handlers` (a tool of the toolkit has no handler)
+ * or `probe` (a `reconcile` handler without one).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ExecutorOption = Schema.Literals([
+  "leaseMs",
+  "heartbeatMs",
+  "timeoutMs",
+  "retentionMs",
+  "maxAttempts",
+  "maxResultBytes",
+  "waitMs",
+  "storeRetries",
+  "concurrency",
+  "handlers",
+  "probe"
+])
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ExecutorOption = typeof ExecutorOption.Type
+
+/**
  * The executor's options (or a handler's overrides) break a rule, found at `ToolExecutor.make`
  * before any call runs. `option` names it (`leaseMs`, `heartbeatMs`, …), `tool` the handler whose
  * override it is (`null`: the executor-wide option), `value` a bounded rendering of what was given,
@@ -329,7 +357,7 @@ export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("St
  * @category errors
  */
 export class InvalidExecutorOptions extends Schema.TaggedError<InvalidExecutorOptions>()("InvalidExecutorOptions", {
-  option: Schema.String,
+  option: ExecutorOption,
   tool: Schema.NullOr(Schema.String),
   value: Schema.String,
   rule: Schema.String
@@ -353,8 +381,8 @@ export class InvalidStoreRequest extends Schema.TaggedError<InvalidStoreRequest>
   keyHash: Schema.String,
   /** The store operation. */
   operation: Schema.Literals(["claim", "heartbeat"]),
-  /** The request field (`leaseMs`, `retentionMs`, `maxAttempts`). */
-  field: Schema.String,
+  /** The request field. */
+  field: Schema.Literals(["leaseMs", "retentionMs", "maxAttempts"]),
   value: Schema.String,
   rule: Schema.String
 }) {

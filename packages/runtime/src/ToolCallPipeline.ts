@@ -1,7 +1,12 @@
 /**
- * The pipeline end to end: provider request → streamed events → assembly (text forwarded at
- * once, tool calls gated) → validation against the toolkit → exactly-once execution of every
- * released call → one turn result with a per-call outcome.
+ * The pipeline end to end: model request → streamed events (the `ModelStream` in context) →
+ * assembly (text forwarded at once, tool calls gated) → validation against the toolkit →
+ * exactly-once execution of every released call → one turn result with a per-call outcome.
+ *
+ * The pipeline knows no provider: it depends on core's `ModelStream` interface, which an
+ * application provides as a layer (`HttpModelStream.layer` in `@toolgate/adapters` for an HTTP
+ * provider, or its own implementation), and classifies the failures core defines
+ * (`ModelStreamError`, `AssemblyError`).
  *
  * Retries. Only the stream request is retried, never an execution: a failed attempt released
  * nothing, so a fresh request is harmless, and a retried stream's fresh provider tool-call ids
@@ -17,30 +22,40 @@
  * than the computed delay wins.
  *
  * Deadline. `deadlineMs` bounds the whole streaming phase, retries and their back-off included:
- * each attempt's total budget is what is left of it, and a back-off that would end past it fails
- * at once with the last error. Executions are bounded by the executor's per-call handler timeout
+ * each attempt is granted what is left of it (`ModelStream.Attempt.remainingMs`, with the
+ * caller's `AbortSignal`), and a back-off that would end past it fails at once with the last
+ * error. Per-read budgets (first byte, idle) are the model stream's configuration. Executions are bounded by the executor's per-call handler timeout
  * instead of the deadline, because interrupting a dispatched mutation does not undo it: it only
  * turns a known outcome into an unknown one.
  *
  * @since 0.1.0
  */
-import { HttpTransport, TransportError } from "@toolgate/adapters"
-import { Assembler, AssemblyError, type IdempotencyKey, type StreamEvent, ToolCall } from "@toolgate/core"
+import {
+  Assembler,
+  type AssemblyError,
+  type IdempotencyKey,
+  ModelStream,
+  ModelStreamError,
+  type StreamEvent,
+  ToolCall
+} from "@toolgate/core"
 import { Clock, Context, Duration, Effect, Layer, Metric, Option, Result, Schedule, Stream } from "effect"
 import type { Tool, Toolkit } from "effect/ai"
 import type * as ExecutionError from "./ExecutionError.js"
 import * as ToolExecutor from "./ToolExecutor.js"
 
 /**
- * What a run can fail with: the last stream attempt's error, or validation of the turn.
+ * What a run can fail with: the last stream attempt's error (getting the stream,
+ * `ModelStreamError`, or assembling it, `AssemblyError`), or validation of the turn
+ * (`ToolCall.ValidationError`).
  *
  * @since 0.1.0
  * @category models
  */
 export type PipelineError =
   | AssemblyError.AssemblyError
-  | AssemblyError.ValidationError
-  | TransportError.TransportFailure
+  | ToolCall.ValidationError
+  | ModelStreamError.ModelStreamError
 
 /**
  * The retry policy of the stream request.
@@ -66,9 +81,8 @@ export interface RetryPolicy {
  * - `toolkit`: the tools calls are validated against (the executor's handlers serve them).
  * - `scope`: tenant + turn of the intent keys (see `IdempotencyKey.Scope`).
  * - `deadlineMs`: the budget of the streaming phase, retries included (default 10 min).
- * - `budgets`: per-attempt first-byte, idle and after-end budgets (`HttpTransport.Budgets`, ms;
- *   once the body's end event has arrived no budget fails the attempt).
- * - `signal`: aborting it ends the run with `StreamAborted`.
+ * - `signal`: aborting it ends the run with `StreamAborted` (the model stream gets it with each
+ *   attempt; a back-off ends there too).
  *
  * @since 0.1.0
  * @category models
@@ -77,7 +91,6 @@ export interface RunOptions<Tools extends Record<string, Tool.Any>> {
   readonly toolkit: Toolkit.Toolkit<Tools>
   readonly scope: IdempotencyKey.Scope
   readonly deadlineMs?: number | undefined
-  readonly budgets?: Partial<Omit<HttpTransport.Budgets, "totalMs">> | undefined
   readonly retry?: RetryPolicy | undefined
   readonly signal?: AbortSignal | undefined
   readonly assembly?: Assembler.Options | undefined
@@ -152,7 +165,8 @@ export type Output =
 /**
  * Default of {@link RetryPolicy.isRetryable}: transport failures, 429 and 5xx, and a body that
  * was cut, stalled or reported a provider error before its finish. Everything else (the model's
- * verdicts, other 4xx, `NotAnEventStream`, an abort, the total deadline) is final.
+ * verdicts, other 4xx, `NotAnEventStream`, `UnsupportedRequest`, an abort, the total deadline) is
+ * final.
  *
  * @since 0.1.0
  * @category retries
@@ -173,7 +187,8 @@ export const isRetryable = (error: PipelineError): boolean => {
 }
 
 /**
- * Pipeline metrics. Attributes: `provider`, and `outcome` (`completed` or the error tag).
+ * Pipeline metrics. Attributes: `provider` (the model stream's `provider`), and `outcome`
+ * (`completed` or the error tag).
  *
  * - `toolgate_streams_started_total`: stream attempts started (requests sent);
  * - `toolgate_streams_total`: stream attempts by outcome (`StreamAborted` counts aborted ones);
@@ -216,7 +231,7 @@ export interface Service {
    * run (a failed call never hides another call's executed outcome).
    */
   readonly run: <Tools extends Record<string, Tool.Any>>(
-    request: HttpTransport.ProviderRequest,
+    request: ModelStream.ModelRequest,
     options: RunOptions<Tools>
   ) => Stream.Stream<Output, PipelineError>
 }
@@ -235,7 +250,7 @@ const defaultDeadlineMs = 600_000
 
 /**
  * Completes when the caller's signal fires (at once when it already has): a back-off ends there, and
- * the next attempt's transport fails with `StreamAborted` before sending anything.
+ * the next attempt's model stream fails with `StreamAborted` before sending anything.
  */
 const untilAborted = (signal: AbortSignal) =>
   Effect.callback<void>((resume) => {
@@ -256,22 +271,22 @@ const toOutcome = (r: Result.Result<ToolExecutor.Outcome<unknown>, ExecutionErro
     : { _tag: "Replayed", value: r.success.value, json: r.success.json, key: r.success.key }
 
 /**
- * Builds the pipeline over the `HttpTransport` and `ToolExecutor` in context.
+ * Builds the pipeline over the `ModelStream` and `ToolExecutor` in context.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Service, never, HttpTransport.HttpTransport | ToolExecutor.ToolExecutor> = Effect.gen(
+export const make: Effect.Effect<Service, never, ModelStream.ModelStream | ToolExecutor.ToolExecutor> = Effect.gen(
   function*() {
-    const transport = yield* HttpTransport.HttpTransport
+    const model = yield* ModelStream.ModelStream
     const executor = yield* ToolExecutor.ToolExecutor
+    const provider = { provider: model.provider }
 
     const run = <Tools extends Record<string, Tool.Any>>(
-      request: HttpTransport.ProviderRequest,
+      request: ModelStream.ModelRequest,
       options: RunOptions<Tools>
     ): Stream.Stream<Output, PipelineError> =>
       Stream.unwrap(Effect.gen(function*() {
-        const provider = { provider: request.provider }
         const retryable = options.retry?.isRetryable ?? isRetryable
         const maxDelayMs = options.retry?.maxDelayMs ?? 8_000
         const step = yield* Schedule.toStep(
@@ -283,7 +298,7 @@ export const make: Effect.Effect<Service, never, HttpTransport.HttpTransport | T
         const deadlineMs = options.deadlineMs ?? defaultDeadlineMs
         const deadline = (yield* Clock.currentTimeMillis) + deadlineMs
         // An attempt's `total` budget is what is left of the run's: report the run's deadline.
-        const overDeadline = new AssemblyError.StreamTimeout({
+        const overDeadline = new ModelStreamError.StreamTimeout({
           finishReason: null,
           phase: "total",
           budgetMs: deadlineMs
@@ -305,13 +320,11 @@ export const make: Effect.Effect<Service, never, HttpTransport.HttpTransport | T
             yield* count(metrics.streamsStarted, 1, provider)
             let deltas = 0
             let turn: Assembler.AssembledTurn | undefined
-            const events = transport.stream(request, {
-              ...options.budgets,
-              totalMs: remaining,
-              signal: options.signal
-            }).pipe(
+            const events = model.stream(request, { number: n, remainingMs: remaining, signal: options.signal }).pipe(
               Stream.mapError((error) =>
-                error._tag === "StreamTimeout" && error.phase === "total" ? overDeadline : error
+                error._tag === "StreamTimeout" && error.phase === "total" && error.budgetMs === remaining
+                  ? overDeadline
+                  : error
               ),
               Stream.tap((event) =>
                 Effect.sync(() => {
@@ -362,7 +375,7 @@ export const make: Effect.Effect<Service, never, HttpTransport.HttpTransport | T
               Stream.concat(Stream.fromEffect(finished)),
               Stream.catch((error: PipelineError) =>
                 Stream.unwrap(Effect.gen(function*() {
-                  if (AssemblyError.isValidationError(error)) return Stream.fail(error)
+                  if (ToolCall.isValidationError(error)) return Stream.fail(error)
                   yield* count(metrics.streams, 1, { ...provider, outcome: error._tag })
                   yield* count(metrics.deltasReceived, deltas, provider)
                   if (!retryable(error)) return Stream.fail(error)
@@ -392,14 +405,14 @@ export const make: Effect.Effect<Service, never, HttpTransport.HttpTransport | T
 )
 
 /**
- * The pipeline layer: needs an `HttpTransport` (e.g. `HttpTransport.layerNode`, or
- * `HttpTransport.layerReplay` in tests) and a `ToolExecutor` (over an `IdempotencyStore`).
+ * The pipeline layer: needs a `ModelStream` (e.g. `HttpModelStream.layer` of
+ * `@toolgate/adapters`) and a `ToolExecutor` (over an `IdempotencyStore`).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<ToolCallPipeline, never, HttpTransport.HttpTransport | ToolExecutor.ToolExecutor> =
-  Layer.effect(ToolCallPipeline, make)
+export const layer: Layer.Layer<ToolCallPipeline, never, ModelStream.ModelStream | ToolExecutor.ToolExecutor> = Layer
+  .effect(ToolCallPipeline, make)
 
 /**
  * Runs one turn through the pipeline in context and returns its result, dropping the text
@@ -409,7 +422,7 @@ export const layer: Layer.Layer<ToolCallPipeline, never, HttpTransport.HttpTrans
  * @category running
  */
 export const runTurn = <Tools extends Record<string, Tool.Any>>(
-  request: HttpTransport.ProviderRequest,
+  request: ModelStream.ModelRequest,
   options: RunOptions<Tools>
 ): Effect.Effect<TurnResult, PipelineError, ToolCallPipeline> =>
   ToolCallPipeline.use((pipeline) =>

@@ -1,7 +1,7 @@
 /**
- * @toolgate/runtime: services and layers that execute released tool calls exactly once — the
- * SQL-backed idempotency store (PostgreSQL or embedded PGlite), the tool executor, their typed
- * errors and metrics.
+ * @toolgate/runtime: services and layers on core's interfaces that execute released tool calls
+ * exactly once — the SQL-backed idempotency store (PostgreSQL or embedded PGlite), the tool
+ * executor, the HTTP webhook handler, the turn pipeline, their typed errors and metrics.
  *
  * @since 0.1.0
  */
@@ -29,3 +29,6 @@ export * as ToolHandler from "./ToolHandler.js"
 
 /** @since 0.1.0 */
 export * as ToolCallPipeline from "./ToolCallPipeline.js"
+
+/** @since 0.1.0 */
+export * as WebhookHandler from "./WebhookHandler.js"

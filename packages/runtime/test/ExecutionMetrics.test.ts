@@ -5,6 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { IdempotencyKey, type ToolCall } from "@toolgate/core"
 import { ExecutionError, ExecutionMetrics, IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
+import { ValidatedCall } from "@toolgate/testing"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Metric, Option, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 
@@ -40,15 +41,7 @@ const finals: ReadonlyArray<ExecutionMetrics.Outcome> = [
 const totalOf = Effect.forEach(finals, (outcome) => countOf(outcome)).pipe(
   Effect.map((counts) => counts.reduce((a, b) => a + b, 0))
 )
-const call = (id: string): ToolCall.ValidatedToolCall<typeof Slow> => ({
-  index: 0,
-  id: `call_${id}`,
-  name: "Slow",
-  tool: Slow,
-  params: { id },
-  arguments: { id },
-  argumentsText: JSON.stringify({ id })
-})
+const call = (id: string) => ValidatedCall.make(Slow, { id }, { id: `call_${id}` })
 
 const unavailable = (operation: ExecutionError.StoreOperation) =>
   new ExecutionError.StoreUnavailable({

@@ -5,8 +5,9 @@
  * in `pg_stat_activity` and terminates it.
  */
 import { assert, layer } from "@effect/vitest"
-import { IdempotencyKey, type ToolCall } from "@toolgate/core"
+import { IdempotencyKey } from "@toolgate/core"
 import { IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
+import { ValidatedCall } from "@toolgate/testing"
 import { Deferred, Effect, Exit, Fiber, Layer, Option, Schedule, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { SqlClient } from "effect/sql"
@@ -22,15 +23,7 @@ const Ping = Tool.make("Ping", {
   success: Schema.Struct({ pong: Schema.String })
 })
 const Kit = Toolkit.make(Ping)
-const ping = (target: string): ToolCall.ValidatedToolCall<typeof Ping> => ({
-  index: 0,
-  id: "call_1",
-  name: "Ping",
-  tool: Ping,
-  params: { target },
-  arguments: { target },
-  argumentsText: JSON.stringify({ target })
-})
+const ping = (target: string) => ValidatedCall.make(Ping, { target }, { id: "call_1" })
 
 /** Holds the row lock of `ref` in a transaction until `release` completes. */
 const holdRowLock = (ref: Store.RecordRef) =>

@@ -5,8 +5,9 @@
  * On the PostgreSQL server and on PGlite.
  */
 import { assert, layer } from "@effect/vitest"
-import { IdempotencyKey, type ToolCall } from "@toolgate/core"
+import { IdempotencyKey } from "@toolgate/core"
 import { IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
+import { ValidatedCall } from "@toolgate/testing"
 import { Cause, Effect, Exit, Layer, Option, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { Migrator, SqlClient } from "effect/sql"
@@ -20,15 +21,7 @@ const Lookup = Tool.make("Lookup", {
   failure: Missing
 })
 const Kit = Toolkit.make(Lookup)
-const call = (id: string): ToolCall.ValidatedToolCall<typeof Lookup> => ({
-  index: 0,
-  id: `call_${id}`,
-  name: "Lookup",
-  tool: Lookup,
-  params: { id },
-  arguments: { id },
-  argumentsText: JSON.stringify({ id })
-})
+const call = (id: string) => ValidatedCall.make(Lookup, { id }, { id: `call_${id}` })
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   if (Exit.isSuccess(exit)) return assert.fail("expected a failure")

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { ToolCall } from "@toolgate/core"
 import { IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
+import { ValidatedCall } from "@toolgate/testing"
 import { Cause, Effect, Exit, Option, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 
@@ -15,16 +15,7 @@ const Act = Tool.make("Act", {
 })
 const Kit = Toolkit.make(Act)
 
-const call = (args: { readonly id: string }) =>
-  ({
-    index: 0,
-    id: `call_${Math.random()}`,
-    name: Act.name,
-    tool: Act,
-    params: args,
-    arguments: args,
-    argumentsText: JSON.stringify(args)
-  }) as unknown as ToolCall.ValidatedToolCall<typeof Act>
+const call = (args: { readonly id: string }) => ValidatedCall.make(Act, args)
 
 const scope = () => ({ tenant: "acme", turn: `t-${Math.random()}` })
 

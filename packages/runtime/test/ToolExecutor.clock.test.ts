@@ -4,8 +4,8 @@
  * passes; the memory store reads the same clock).
  */
 import { assert, describe, it } from "@effect/vitest"
-import type { ToolCall } from "@toolgate/core"
 import { IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
+import { ValidatedCall } from "@toolgate/testing"
 import { Cause, Deferred, Duration, Effect, Exit, Fiber, Option, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { TestClock } from "effect/testing"
@@ -15,15 +15,7 @@ const Slow = Tool.make("Slow", {
   success: Schema.Struct({ ok: Schema.Boolean })
 })
 const Kit = Toolkit.make(Slow)
-const call = (id: string): ToolCall.ValidatedToolCall<typeof Slow> => ({
-  index: 0,
-  id: `call_${Math.random()}`,
-  name: "Slow",
-  tool: Slow,
-  params: { id },
-  arguments: { id },
-  argumentsText: JSON.stringify({ id })
-})
+const call = (id: string) => ValidatedCall.make(Slow, { id })
 const scope = { tenant: "acme", turn: "conv-1/msg-1" }
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { IdempotencyKey, type ToolCall } from "@toolgate/core"
+import { IdempotencyKey } from "@toolgate/core"
 import { ExecutionMetrics, IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
+import { ValidatedCall } from "@toolgate/testing"
 import { Cause, Deferred, Effect, Exit, Fiber, Metric, Option, Schema, Tracer } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 
@@ -24,16 +25,8 @@ const Export = Tool.make("Export", {
 })
 const Crm = Toolkit.make(CreateTask, UpdateStage, Export)
 
-const call = <T extends Tool.Any>(tool: T, args: Record<string, unknown>, id = `call_${Math.random()}`) =>
-  ({
-    index: 0,
-    id,
-    name: tool.name,
-    tool,
-    params: Schema.decodeUnknownSync(tool.parametersSchema as Schema.Codec<unknown, unknown>)(args),
-    arguments: args,
-    argumentsText: JSON.stringify(args)
-  }) as ToolCall.ValidatedToolCall<T>
+const call = <T extends Tool.Any>(tool: T, args: Record<string, unknown>, id?: string) =>
+  ValidatedCall.make(tool, args, { id })
 
 const turn = () => ({ tenant: "acme", turn: `conv-1/msg-${Math.random()}` })
 

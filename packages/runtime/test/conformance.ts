@@ -5,8 +5,8 @@
  * executor-level tests at the end run on real time.
  */
 import { assert, layer } from "@effect/vitest"
-import type { ToolCall } from "@toolgate/core"
 import { ExecutionError, IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
+import { ValidatedCall } from "@toolgate/testing"
 import { Cause, Deferred, Effect, Exit, Fiber, type Layer, Option, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 
@@ -87,15 +87,7 @@ const Submit = Tool.make("Submit", {
 const Desk = Toolkit.make(Report, Submit)
 
 const deliver = <T extends Tool.Any>(tool: T, params: Tool.Parameters<T>, id = "call_1") =>
-  ({
-    index: 0,
-    id,
-    name: tool.name,
-    tool,
-    params,
-    arguments: params,
-    argumentsText: JSON.stringify(params)
-  }) as unknown as ToolCall.ValidatedToolCall<T>
+  ValidatedCall.make(tool, params as Record<string, unknown>, { id })
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   if (Exit.isSuccess(exit)) return assert.fail("expected a failure")
@@ -104,18 +96,7 @@ const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   return found.value
 }
 
-const callOf = (
-  args: { dealId: string; title: string },
-  id: string
-): ToolCall.ValidatedToolCall<typeof CreateTask> => ({
-  index: 0,
-  id,
-  name: "CreateTask",
-  tool: CreateTask,
-  params: args,
-  arguments: args,
-  argumentsText: JSON.stringify(args)
-})
+const callOf = (args: { dealId: string; title: string }, id: string) => ValidatedCall.make(CreateTask, args, { id })
 
 /**
  * Registers the conformance suite for one store layer. `concurrency` is how many claimants the
@@ -762,7 +743,7 @@ export const conformance = (
         assert.deepStrictEqual(replay.value, first.value)
       }))
 
-    it.effect("executor: options are validated at construction (a 0 ms lease would let a duplicate take over)", () =>
+    it.effect("executor: options are validated at construction (a 0 ms lease would let a duplicate take over; waits and timeouts must be finite and not negative)", () =>
       Effect.gen(function*() {
         const handlers = { CreateTask: { recovery: "reexecute" as const, run: () => Effect.die("never runs") } }
         const bad: ReadonlyArray<readonly [ToolExecutor.Options, string]> = [
@@ -771,7 +752,11 @@ export const conformance = (
           [{ leaseMs: 99 }, "leaseMs"],
           [{ leaseMs: 1_000, heartbeatMs: 1_000 }, "heartbeatMs"],
           [{ leaseMs: 1_000, heartbeatMs: 5_000 }, "heartbeatMs"],
-          [{ leaseMs: 1_000, heartbeatMs: 0 }, "heartbeatMs"]
+          [{ leaseMs: 1_000, heartbeatMs: 0 }, "heartbeatMs"],
+          [{ waitMs: -1 }, "waitMs"],
+          [{ waitMs: Number.NaN }, "waitMs"],
+          [{ waitMs: Number.POSITIVE_INFINITY }, "waitMs"],
+          [{ timeoutMs: -1 }, "timeoutMs"]
         ]
         for (const [given, option] of bad) {
           const error = yield* Effect.flip(ToolExecutor.make(Crm, handlers, given))
@@ -806,12 +791,13 @@ export const conformance = (
             }
           })
           const scope = { tenant: "acme", turn: `bounded-${Math.random()}` }
-          const big = deliver(Submit, { id: "s1", size: 200_000, applied: true })
+          // 1 MiB of UTF-8 in the failure value (the size the issue saw stored whole)
+          const big = deliver(Submit, { id: "s1", size: 512 * 1024, applied: true })
           const first = failureOf(yield* Effect.exit(executor.execute(big, { scope })))
           assert.strictEqual(first._tag, "ResultTooLarge")
           if (first._tag === "ResultTooLarge") {
             assert.strictEqual(first.part, "failure")
-            assert.isAbove(first.bytes, Store.maxResultBytes)
+            assert.isAbove(first.bytes, 1024 * 1024)
             assert.isFalse(first.replayed)
             const record = Option.getOrThrow(yield* store.read({ scope: "acme", key: first.keyHash }))
             assert.strictEqual(record.status, "failed")

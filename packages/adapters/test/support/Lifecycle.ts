@@ -6,8 +6,8 @@
  * without asking the implementation under test.
  */
 import type { Provider } from "@toolgate/adapters"
+import { Fixture } from "@toolgate/testing"
 import { Predicate } from "effect"
-import * as Fixture from "./Fixture.js"
 
 /**
  * What a block is in its provider's lifecycle.

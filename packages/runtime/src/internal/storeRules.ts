@@ -37,8 +37,8 @@ const render = (value: unknown): string => {
 
 const invalid = (
   keyHash: string,
-  operation: "claim" | "heartbeat",
-  field: string,
+  operation: InvalidStoreRequest["operation"],
+  field: InvalidStoreRequest["field"],
   value: unknown,
   rule: string
 ) => new InvalidStoreRequest({ keyHash, operation, field, value: render(value), rule })

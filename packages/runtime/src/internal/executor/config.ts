@@ -10,7 +10,7 @@
 import { IdempotencyKey, type ToolCall } from "@toolgate/core"
 import { type Context, Duration, type Exit, Metric, Result, Schedule, Schema } from "effect"
 import type { Tool, Toolkit } from "effect/ai"
-import { InvalidExecutorOptions } from "../../ExecutionError.js"
+import { type ExecutorOption, InvalidExecutorOptions } from "../../ExecutionError.js"
 import * as ExecutionMetrics from "../../ExecutionMetrics.js"
 import type * as IdempotencyStore from "../../IdempotencyStore.js"
 import { defaultRetentionMs, type Lease, maxResultBytes, type Recovery } from "../../IdempotencyStore.js"
@@ -155,7 +155,7 @@ export const configure = (
   handlers: Record<string, Handler<Tool.Any, unknown> | undefined>,
   options: ToolExecutor.Options
 ): Result.Result<Config, InvalidExecutorOptions> => {
-  const invalid = (option: string, tool: string | null, value: unknown, rule: string) =>
+  const invalid = (option: ExecutorOption, tool: string | null, value: unknown, rule: string) =>
     Result.fail(new InvalidExecutorOptions({ option, tool, value: render(value), rule }))
   /** The value when given and valid, the default when not given, or the error. */
   const check = (

@@ -1,16 +1,15 @@
 /**
- * The tools file of `toolgate inspect --tools FILE` and `toolgate run --tools FILE`: tool
- * definitions in any provider's shape (read by `@toolgate/adapters` `ToolDefinition`: OpenAI Chat,
- * OpenAI Responses, Anthropic, Gemini, optionally wrapped as `{ "tools": [...] }`), their JSON
- * Schemas compiled by `ToolValidator`. A tool may carry `"webhook": "http(s)://…"` (beside
- * `"function"` in the OpenAI Chat shape), which `toolgate run` POSTs each of its calls to.
+ * A tools file (`toolgate inspect --tools FILE`, `toolgate run --tools FILE`): tool definitions in
+ * any provider's shape (read by `ToolDefinition`: OpenAI Chat, OpenAI Responses, Anthropic,
+ * Gemini, optionally wrapped as `{ "tools": [...] }`), their JSON Schemas compiled by
+ * `ToolValidator`. A tool may carry `"webhook": "http(s)://…"` (beside `"function"` in the OpenAI
+ * Chat shape): the URL that performs its calls (`WebhookHandler` in `@toolgate/runtime`).
  *
  * @since 0.1.0
  */
-import { ToolDefinition, ToolValidator } from "@toolgate/adapters"
-import { Effect, Schema } from "effect"
-import type { Tool as AiTool, Toolkit } from "effect/ai"
-import { WebhookFailure } from "./Webhook.js"
+import { Effect } from "effect"
+import * as ToolDefinition from "./ToolDefinition.js"
+import * as ToolValidator from "./ToolValidator.js"
 
 /**
  * One tool of the file: its definition and its webhook URL, if any.
@@ -71,15 +70,3 @@ export const parse = (text: string): Effect.Effect<ToolsFile, ToolDefinition.Too
     const validator = yield* ToolValidator.make(definitions)
     return { tools, validator }
   })
-
-/**
- * The toolkit `toolgate run` executes with: each tool's parameters accept exactly what its JSON
- * Schema accepts and pass the arguments through unchanged (so the webhook is sent what the model
- * sent and `run` prints); its result is any JSON (what the webhook answers) and its failure a
- * `Webhook.WebhookFailure`.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const toToolkit = (file: ToolsFile): Toolkit.Toolkit<Record<string, AiTool.Any>> =>
-  ToolValidator.toToolkit(file.validator, { success: Schema.Json, failure: WebhookFailure })

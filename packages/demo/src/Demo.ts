@@ -12,14 +12,15 @@
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
-import { HttpTransport } from "@toolgate/adapters"
-import * as FakeProvider from "@toolgate/adapters/testing/FakeProvider"
-import { EmbeddedPostgres, IdempotencyStore, ToolCallPipeline, ToolExecutor } from "@toolgate/runtime"
-import * as FakeCrm from "@toolgate/runtime/testing/FakeCrm"
-import { Clock, Console, Context, Effect, Layer, Redacted, Stream } from "effect"
+import { HttpModelStream, HttpTransport } from "@toolgate/adapters"
+import { ModelStream } from "@toolgate/core"
+import { EmbeddedPostgres, IdempotencyStore, ToolCallPipeline, ToolExecutor, WebhookHandler } from "@toolgate/runtime"
+import { FakeCrm, FakeProvider } from "@toolgate/testing"
+import { Clock, Console, Effect, Layer, Redacted, Result, Stream } from "effect"
+import { Prompt } from "effect/ai"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as DemoScenario from "./DemoScenario.js"
 import * as NaivePipeline from "./NaivePipeline.js"
-import * as Webhook from "./Webhook.js"
 
 /**
  * Demo options.
@@ -81,20 +82,31 @@ export interface Report {
 }
 
 const crmAction = (crmUrl: string, action: "create_task" | "assign_owner") =>
-  Webhook.handler({
+  WebhookHandler.handler({
     url: `${crmUrl}/tools/${action}`,
     body: (params: { readonly lead_id: string }) => ({ lead: params.lead_id, action, ...params }),
     parse: (json) => ({ id: String((json as { readonly id?: unknown }).id) }),
     timeoutMs: 1_500
   })
 
-const requestBody = (lead: DemoScenario.Lead) => ({
+/**
+ * The model stream of a fake provider at `url`: OpenAI Chat, a model and a key it checks neither
+ * of, 2 s to the response head and 750 ms between reads.
+ */
+const modelOf = (url: string): HttpModelStream.Options => ({
+  provider: "openai-chat",
+  baseUrl: `${url}/v1`,
   model: "gpt-demo",
-  stream: true,
-  stream_options: { include_usage: true },
-  user: lead.id,
-  messages: [{ role: "user", content: `New inbound lead ${lead.id} from ${lead.company}.` }],
-  tool_choice: "auto"
+  apiKey: Redacted.make("sk-demo-not-a-real-key"),
+  budgets: { firstByteMs: 2_000, idleMs: 750 }
+})
+
+/** One lead's model request; `user` names the lead, so the fake provider knows which it answers. */
+const requestOf = (lead: DemoScenario.Lead): ModelStream.ModelRequest => ({
+  prompt: Prompt.make(`New inbound lead ${lead.id} from ${lead.company}.`),
+  tools: ModelStream.toolsOf(DemoScenario.toolkit),
+  toolChoice: "auto",
+  providerOptions: { user: lead.id }
 })
 
 const providerPlan =
@@ -168,12 +180,16 @@ export const run = (options: Options) =>
       ? EmbeddedPostgres.layer({ dataDir: options.dataDir })
       : PgClient.layer({ url: Redacted.make(options.store), maxConnections: 8 })
     const store = IdempotencyStore.layerSql().pipe(Layer.provide(sql))
+    const modelOptions = modelOf(provider.url)
     const pipelineLayer = ToolCallPipeline.layer.pipe(
-      Layer.provide(ToolExecutor.layer(DemoScenario.toolkit, handlers, { timeoutMs: 1_500, waitMs: 5_000 })),
-      Layer.provide(HttpTransport.layerNode),
+      Layer.provide(
+        ToolExecutor.layer(DemoScenario.toolkit, handlers, { timeoutMs: 1_500, waitMs: 5_000 }).pipe(
+          Layer.provide(FetchHttpClient.layer)
+        )
+      ),
+      Layer.provide(HttpModelStream.layer(modelOptions).pipe(Layer.provide(HttpTransport.layerNode))),
       Layer.provide(store)
     )
-    const pipeline = Context.get(yield* Layer.build(pipelineLayer), ToolCallPipeline.ToolCallPipeline)
 
     const row = {
       attempts: 0,
@@ -188,18 +204,12 @@ export const run = (options: Options) =>
     const total = leads.length + leads.filter((l) => l.fault === "redelivered").length
     const draw = options.progress ? () => process.stderr.write(`\r${bar(done, total)}`) : () => undefined
 
-    const runOnce = (lead: DemoScenario.Lead, preview: boolean) =>
+    const runOnce = (pipeline: ToolCallPipeline.Service, lead: DemoScenario.Lead, preview: boolean) =>
       pipeline.run(
-        {
-          provider: "openai-chat",
-          url: `${provider.url}/v1/chat/completions`,
-          body: requestBody(lead),
-          apiKey: Redacted.make("sk-demo-not-a-real-key")
-        },
+        requestOf(lead),
         {
           toolkit: DemoScenario.toolkit,
           scope: { tenant: "demo", turn: lead.id },
-          budgets: { firstByteMs: 2_000, idleMs: 750 },
           deadlineMs: 30_000,
           retry: { maxRetries: 3, baseDelayMs: 100, maxDelayMs: 1_000 }
         }
@@ -246,20 +256,23 @@ export const run = (options: Options) =>
         }))
       )
 
-    const [first, ...rest] = leads
-    if (options.preview && first !== undefined) {
-      yield* Console.log(`▸ ${first.id} (${first.company}), streamed as it arrives:\n`)
-      process.stdout.write("  ")
-      yield* runOnce(first, true)
-      process.stdout.write("\n\n")
-    }
-    const batch = options.preview ? rest : leads
-    draw()
-    yield* Effect.forEach(
-      batch.flatMap((lead) => lead.fault === "redelivered" ? [lead, lead] : [lead]),
-      (lead) => runOnce(lead, false),
-      { concurrency: 64, discard: true }
-    )
+    yield* Effect.gen(function*() {
+      const pipeline = yield* ToolCallPipeline.ToolCallPipeline
+      const [first, ...rest] = leads
+      if (options.preview && first !== undefined) {
+        yield* Console.log(`▸ ${first.id} (${first.company}), streamed as it arrives:\n`)
+        process.stdout.write("  ")
+        yield* runOnce(pipeline, first, true)
+        process.stdout.write("\n\n")
+      }
+      const batch = options.preview ? rest : leads
+      draw()
+      yield* Effect.forEach(
+        batch.flatMap((lead) => lead.fault === "redelivered" ? [lead, lead] : [lead]),
+        (lead) => runOnce(pipeline, lead, false),
+        { concurrency: 64, discard: true }
+      )
+    }).pipe(Effect.provide(pipelineLayer))
     if (options.progress) process.stderr.write("\n")
     const crmStats = yield* crm.stats
 
@@ -271,6 +284,7 @@ export const run = (options: Options) =>
     })
     const naiveCrm = yield* FakeCrm.make({ plan: crmPlan(byId) })
     const naive = NaivePipeline.emptyStats()
+    const naiveModel = modelOf(naiveProvider.url)
     yield* Effect.promise(async () => {
       const queue = leads.flatMap((lead) => lead.fault === "redelivered" ? [lead, lead] : [lead])
       const worker = async () => {
@@ -278,7 +292,8 @@ export const run = (options: Options) =>
           await NaivePipeline.runLead(lead, {
             providerUrl: `${naiveProvider.url}/v1/chat/completions`,
             crmUrl: naiveCrm.url,
-            body: requestBody(lead),
+            // The body toolgate sends for the lead (a text prompt always encodes).
+            body: Result.getOrThrow(HttpModelStream.providerRequest(naiveModel, requestOf(lead))).body,
             stats: naive
           })
         }

@@ -29,9 +29,9 @@
  *
  * @since 0.1.0
  */
-import * as LoopbackServer from "@toolgate/adapters/testing/LoopbackServer"
 import { Context, Effect, Layer, type Scope } from "effect"
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http"
+import * as LoopbackServer from "./LoopbackServer.js"
 
 /**
  * A fault injected into one mutation request.
@@ -322,7 +322,7 @@ export const make = (options: Options = {}): Effect.Effect<Server, never, Scope.
  * @since 0.1.0
  * @category services
  */
-export class FakeCrm extends Context.Service<FakeCrm, Server>()("@toolgate/runtime/testing/FakeCrm") {
+export class FakeCrm extends Context.Service<FakeCrm, Server>()("@toolgate/testing/FakeCrm") {
   /**
    * A layer that starts the server with `options` and stops it when the layer is released.
    *

@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import { Random } from "@toolgate/testing"
 import { Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 
@@ -73,18 +74,6 @@ export interface Lead {
   readonly actionable: boolean
 }
 
-/** mulberry32: a small seeded PRNG. */
-const random = (seed: number) => {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 const companies = ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Vandelay", "Stark", "Wayne", "Tyrell", "Soylent"]
 const owners = ["usr_7731", "usr_0815", "usr_4242", "usr_1999"]
 const titles = ["Call back about pilot pricing", "Send the security questionnaire", "Book a discovery call"]
@@ -98,8 +87,8 @@ const titles = ["Call back about pilot pricing", "Send the security questionnair
 export const leads = (count: number, seed: number): ReadonlyArray<Lead> => {
   const total = weights.reduce((n, [, w]) => n + w, 0)
   return Array.from({ length: count }, (_, i) => {
-    const rnd = random(seed * 1_000_003 + i)
-    let pick = rnd() * total
+    const random = Random.make(seed * 1_000_003 + i)
+    let pick = random.next() * total
     let fault: Fault = "clean"
     for (const [f, w] of weights) {
       if ((pick -= w) < 0) {
@@ -108,12 +97,12 @@ export const leads = (count: number, seed: number): ReadonlyArray<Lead> => {
       }
     }
     const id = `lead-${String(i + 1).padStart(4, "0")}`
-    const company = `${companies[Math.floor(rnd() * companies.length)]} ${Math.floor(rnd() * 900 + 100)}`
-    const owner = owners[Math.floor(rnd() * owners.length)]!
+    const company = `${random.pick(companies)} ${Math.floor(random.next() * 900 + 100)}`
+    const owner = random.pick(owners)
     const task = {
       lead_id: id,
-      title: `${titles[Math.floor(rnd() * titles.length)]} (${company}, café ☕)`,
-      due_date: `2026-12-${String(1 + Math.floor(rnd() * 28)).padStart(2, "0")}`
+      title: `${random.pick(titles)} (${company}, café ☕)`,
+      due_date: `2026-12-${String(1 + Math.floor(random.next() * 28)).padStart(2, "0")}`
     }
     const assign = { lead_id: id, owner_id: owner }
     const calls = [

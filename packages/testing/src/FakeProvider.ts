@@ -22,13 +22,19 @@
  * The server counts requests, connections, open sockets (to assert that a client leaked none)
  * and the outcome of every request.
  *
+ * (One concept, the server with its answer plan, faults and records, documented type by type:
+ * that is why the module is longer than most; the bodies it writes are in `SseScript` and
+ * `internal/providerBodies`.)
+ *
  * @since 0.1.0
  */
 import { Context, Effect, Layer, type Scope } from "effect"
 import { readFileSync } from "node:fs"
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http"
 import { basename } from "node:path"
+import * as Bodies from "./internal/providerBodies.js"
 import * as LoopbackServer from "./LoopbackServer.js"
+import * as Random from "./Random.js"
 
 /**
  * One tool call to generate. A string `arguments` is sent as it is (to generate malformed
@@ -293,293 +299,6 @@ export interface Server {
   readonly awaitOpenSockets: (count: number, timeoutMs?: number) => Effect.Effect<number>
 }
 
-// -----------------------------------------------------------------------------
-// generation
-// -----------------------------------------------------------------------------
-
-/** mulberry32: small, fast, seedable. */
-const makeRandom = (seed: number) => {
-  let a = seed >>> 0
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-  const int = (min: number, max: number) => min + Math.floor(next() * (max - min + 1))
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-  const id = (length: number) => {
-    let out = ""
-    for (let i = 0; i < length; i++) out += alphabet[int(0, alphabet.length - 1)]
-    return out
-  }
-  return { next, int, id }
-}
-
-type Random = ReturnType<typeof makeRandom>
-
-/** Word-sized text deltas: one to three tokens (a word with its leading space, or a mark). */
-const splitText = (text: string, random: Random): Array<string> => {
-  const tokens = text.match(/\s*[\p{L}\p{N}_'’-]+|\s*[^\s\p{L}\p{N}_'’-]|\s+/gu) ?? []
-  const out: Array<string> = []
-  for (let i = 0; i < tokens.length;) {
-    const n = random.int(1, 3)
-    out.push(tokens.slice(i, i + n).join(""))
-    i += n
-  }
-  return out
-}
-
-/** Argument deltas of 3 to 12 UTF-16 units, never splitting a surrogate pair. */
-const splitArguments = (json: string, random: Random): Array<string> => {
-  const out: Array<string> = []
-  let at = 0
-  while (at < json.length) {
-    let end = Math.min(json.length, at + random.int(3, 12))
-    const last = json.charCodeAt(end - 1)
-    if (end < json.length && last >= 0xd800 && last <= 0xdbff) end++
-    out.push(json.slice(at, end))
-    at = end
-  }
-  return out
-}
-
-const argumentsText = (call: ToolCallScenario) =>
-  typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments)
-
-const requestModel = (body: unknown): string | undefined =>
-  typeof body === "object" && body !== null && typeof (body as { model?: unknown }).model === "string"
-    ? (body as { model: string }).model
-    : undefined
-
-const tokens = (text: string) => Math.max(1, Math.ceil(text.length / 4))
-
-interface Generated {
-  readonly frames: ReadonlyArray<string>
-  readonly toolCallIds: ReadonlyArray<string>
-}
-
-const generateOpenAiChat = (scenario: Scenario, body: unknown, random: Random): Generated => {
-  const id = `chatcmpl-${random.id(29)}`
-  const created = Math.floor(Date.now() / 1000)
-  const model = scenario.model ?? requestModel(body) ?? "gpt-4o-2024-08-06"
-  const fingerprint = `fp_${random.id(10).toLowerCase()}`
-  const chunk = (delta: object, finishReason: string | null = null) =>
-    `data: ${
-      JSON.stringify({
-        id,
-        object: "chat.completion.chunk",
-        created,
-        model,
-        system_fingerprint: fingerprint,
-        choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }]
-      })
-    }\n\n`
-  const text = scenario.text ?? ""
-  const calls = scenario.toolCalls ?? []
-  const frames = [chunk({ role: "assistant", content: text === "" ? null : "", refusal: null })]
-  for (const piece of splitText(text, random)) frames.push(chunk({ content: piece }))
-  const toolCallIds: Array<string> = []
-  calls.forEach((call, index) => {
-    const callId = `call_${random.id(24)}`
-    toolCallIds.push(callId)
-    frames.push(
-      chunk({ tool_calls: [{ index, id: callId, type: "function", function: { name: call.name, arguments: "" } }] })
-    )
-    for (const piece of splitArguments(argumentsText(call), random)) {
-      frames.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }))
-    }
-  })
-  frames.push(chunk({}, scenario.finishReason ?? (calls.length > 0 ? "tool_calls" : "stop")))
-  const options = typeof body === "object" && body !== null
-    ? (body as { stream_options?: unknown }).stream_options
-    : undefined
-  if (
-    typeof options === "object" && options !== null && (options as { include_usage?: unknown }).include_usage === true
-  ) {
-    const completion = tokens(text + calls.map(argumentsText).join(""))
-    const prompt = tokens(JSON.stringify(body))
-    frames.push(
-      `data: ${
-        JSON.stringify({
-          id,
-          object: "chat.completion.chunk",
-          created,
-          model,
-          system_fingerprint: fingerprint,
-          choices: [],
-          usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
-        })
-      }\n\n`
-    )
-  }
-  frames.push("data: [DONE]\n\n")
-  return { frames, toolCallIds }
-}
-
-/** One Anthropic SSE frame: the `event:` line names the payload's `type`. */
-const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
-
-const generateAnthropic = (scenario: Scenario, body: unknown, random: Random): Generated => {
-  const text = scenario.text ?? ""
-  const calls = scenario.toolCalls ?? []
-  const frames = [
-    event("message_start", {
-      message: {
-        id: `msg_01${random.id(22)}`,
-        type: "message",
-        role: "assistant",
-        model: scenario.model ?? requestModel(body) ?? "claude-sonnet-4-5-20250929",
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: { input_tokens: tokens(JSON.stringify(body)), output_tokens: 1 }
-      }
-    })
-  ]
-  let index = 0
-  if (text !== "") {
-    frames.push(event("content_block_start", { index, content_block: { type: "text", text: "" } }))
-    frames.push(event("ping", {}))
-    for (const piece of splitText(text, random)) {
-      frames.push(event("content_block_delta", { index, delta: { type: "text_delta", text: piece } }))
-    }
-    frames.push(event("content_block_stop", { index }))
-    index++
-  }
-  const toolCallIds: Array<string> = []
-  for (const call of calls) {
-    const callId = `toolu_01${random.id(22)}`
-    toolCallIds.push(callId)
-    frames.push(
-      event("content_block_start", {
-        index,
-        content_block: { type: "tool_use", id: callId, name: call.name, input: {} }
-      })
-    )
-    for (const piece of ["", ...splitArguments(argumentsText(call), random)]) {
-      frames.push(event("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: piece } }))
-    }
-    frames.push(event("content_block_stop", { index }))
-    index++
-  }
-  frames.push(event("message_delta", {
-    delta: { stop_reason: scenario.finishReason ?? (calls.length > 0 ? "tool_use" : "end_turn"), stop_sequence: null },
-    usage: { output_tokens: tokens(text + calls.map(argumentsText).join("")) }
-  }))
-  frames.push(event("message_stop", {}))
-  return { frames, toolCallIds }
-}
-
-const encoder = new TextEncoder()
-
-/** The body of a response as writes (one per frame), and its tool-call ids. */
-const render = (
-  source: Source,
-  body: unknown,
-  random: Random
-): { writes: Array<Uint8Array>; toolCallIds: ReadonlyArray<string> } => {
-  switch (source._tag) {
-    case "Bytes":
-      return { writes: [source.bytes], toolCallIds: [] }
-    case "OpenAiChat": {
-      const generated = generateOpenAiChat(source.scenario, body, random)
-      return { writes: generated.frames.map((f) => encoder.encode(f)), toolCallIds: generated.toolCallIds }
-    }
-    case "Anthropic": {
-      const generated = generateAnthropic(source.scenario, body, random)
-      return { writes: generated.frames.map((f) => encoder.encode(f)), toolCallIds: generated.toolCallIds }
-    }
-  }
-}
-
-const styleOf = (source: Source): ErrorStyle =>
-  source._tag === "Bytes" ? source.style : source._tag === "Anthropic" ? "anthropic" : "openai"
-
-/** A provider-style JSON error body for a status, as each API documents its errors. */
-const errorBody = (style: ErrorStyle, status: number, random: Random): string => {
-  const kind = status === 429
-    ? "rate"
-    : status === 503 || status === 529
-    ? "overloaded"
-    : status >= 500
-    ? "server"
-    : "client"
-  switch (style) {
-    case "openai": {
-      const [message, type, code] = kind === "rate"
-        ? ["Rate limit reached for requests per min (RPM). Please try again in 1s.", "requests", "rate_limit_exceeded"]
-        : kind === "overloaded"
-        ? ["The engine is currently overloaded, please try again later.", "server_error", null]
-        : kind === "server"
-        ? ["The server had an error while processing your request. Sorry about that!", "server_error", null]
-        : [`Request failed with status ${status}.`, "invalid_request_error", null]
-      return JSON.stringify({ error: { message, type, param: null, code } })
-    }
-    case "anthropic": {
-      const [type, message] = kind === "rate"
-        ? [
-          "rate_limit_error",
-          "This request would exceed the rate limit for your organization. Please try again later."
-        ]
-        : kind === "overloaded"
-        ? ["overloaded_error", "Overloaded"]
-        : kind === "server"
-        ? ["api_error", "Internal server error"]
-        : ["invalid_request_error", `Request failed with status ${status}.`]
-      return JSON.stringify({ type: "error", error: { type, message }, request_id: `req_011${random.id(21)}` })
-    }
-    case "gemini": {
-      const [message, statusName] = kind === "rate"
-        ? ["Resource has been exhausted (e.g. check quota).", "RESOURCE_EXHAUSTED"]
-        : kind === "overloaded"
-        ? ["The model is overloaded. Please try again later.", "UNAVAILABLE"]
-        : kind === "server"
-        ? [
-          "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting",
-          "INTERNAL"
-        ]
-        : [`Request failed with status ${status}.`, "INVALID_ARGUMENT"]
-      return JSON.stringify({ error: { code: status, message, status: statusName } })
-    }
-  }
-}
-
-/** Re-splits writes into pieces of `chunkBytes` (fixed or drawn from a range). */
-const rechunk = (writes: ReadonlyArray<Uint8Array>, chunkBytes: number | readonly [number, number], random: Random) => {
-  const total = writes.reduce((n, w) => n + w.length, 0)
-  const all = new Uint8Array(total)
-  let at = 0
-  for (const w of writes) {
-    all.set(w, at)
-    at += w.length
-  }
-  const out: Array<Uint8Array> = []
-  for (let i = 0; i < total;) {
-    const size = Math.max(1, typeof chunkBytes === "number" ? chunkBytes : random.int(chunkBytes[0], chunkBytes[1]))
-    out.push(all.subarray(i, Math.min(total, i + size)))
-    i += size
-  }
-  return out
-}
-
-/** Keeps the first `limit` bytes of the writes. */
-const limitWrites = (writes: ReadonlyArray<Uint8Array>, limit: number) => {
-  const out: Array<Uint8Array> = []
-  let left = Math.max(0, limit)
-  for (const w of writes) {
-    if (left === 0) break
-    out.push(w.length <= left ? w : w.subarray(0, left))
-    left -= Math.min(left, w.length)
-  }
-  return out
-}
-
-// -----------------------------------------------------------------------------
-// server
-// -----------------------------------------------------------------------------
-
 const sendJson = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
   res.writeHead(status, { "content-type": "application/json", ...headers })
   res.end(body)
@@ -606,7 +325,7 @@ const emptyOutcomes = (): Record<Outcome, number> => ({
  */
 export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const random = makeRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32))
+    const random = Random.make(options.seed ?? Math.floor(Math.random() * 2 ** 32))
     const attempts = new Map<string, number>()
     const previous = new Map<string, { writes: Array<Uint8Array>; toolCallIds: ReadonlyArray<string> }>()
     const log: Array<{ -readonly [K in keyof RequestRecord]: RequestRecord[K] }> = []
@@ -640,28 +359,33 @@ export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope
           if (fault.retryAfter !== undefined) headers["retry-after"] = String(fault.retryAfter)
           record.outcome = "status"
           record.status = fault.status
-          sendJson(res, fault.status, fault.body ?? errorBody(styleOf(chosen.source), fault.status, random), headers)
+          sendJson(
+            res,
+            fault.status,
+            fault.body ?? Bodies.errorBody(Bodies.styleOf(chosen.source), fault.status, random),
+            headers
+          )
           return
         }
         const rendered = chosen.repeatPrevious === true && previous.has(request.key)
           ? previous.get(request.key)!
-          : render(chosen.source, request.body, random)
+          : Bodies.render(chosen.source, request.body, random)
         previous.set(request.key, rendered)
         record.toolCallIds = rendered.toolCallIds
         let writes = fault?._tag === "Duplicate" ? [...rendered.writes, ...rendered.writes] : rendered.writes
         const chunkBytes = chosen.chunkBytes
-        if (chunkBytes !== undefined) writes = rechunk(writes, chunkBytes, random)
+        if (chunkBytes !== undefined) writes = Bodies.rechunk(writes, chunkBytes, random)
         const limit = fault?._tag === "Drop" || fault?._tag === "Truncate" || fault?._tag === "Stall"
           ? fault.afterBytes
           : undefined
-        if (limit !== undefined) writes = limitWrites(writes, limit)
+        if (limit !== undefined) writes = Bodies.limitWrites(writes, limit)
         const pace = chosen.paceMs ?? options.paceMs ?? 0
         record.status = 200
         const contentType = chosen.contentType === undefined ? "text/event-stream; charset=utf-8" : chosen.contentType
         res.writeHead(200, {
           ...(contentType === null ? {} : { "content-type": contentType }),
           "cache-control": "no-cache",
-          "x-request-id": `req_${random.id(24)}`
+          "x-request-id": `req_${random.chars(Random.alphanumeric, 24)}`
         })
         res.flushHeaders()
         const finish = () => {
@@ -772,7 +496,7 @@ export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope
  * @since 0.1.0
  * @category services
  */
-export class FakeProvider extends Context.Service<FakeProvider, Server>()("@toolgate/adapters/testing/FakeProvider") {
+export class FakeProvider extends Context.Service<FakeProvider, Server>()("@toolgate/testing/FakeProvider") {
   /**
    * A layer that starts the server with `options` and stops it when the layer is released.
    *
