@@ -99,16 +99,15 @@ const defaultMaxEventSize = 16 * 1024 * 1024
  * @since 0.1.0
  * @category decoding
  */
-export const decodeSse =
-  (makeDecoder: () => Decoder, options?: DecodeOptions) =>
-  <E, R>(
-    bytes: Stream.Stream<Uint8Array, E, R>
-  ): Stream.Stream<StreamEvent.StreamEvent, E | ModelStreamError.NotAnEventStream, R> =>
-    Stream.transformPull(
-      bytes,
-      (pull) =>
-        Effect.sync(() => pullEvents(pull, SseReader.make(makeDecoder(), options?.maxEventSize ?? defaultMaxEventSize)))
-    )
+export const decodeSse = (makeDecoder: () => Decoder, options?: DecodeOptions) =>
+<E, R>(
+  bytes: Stream.Stream<Uint8Array, E, R>
+): Stream.Stream<StreamEvent.StreamEvent, E | ModelStreamError.NotAnEventStream, R> =>
+  Stream.transformPull(
+    bytes,
+    (pull) =>
+      Effect.sync(() => pullEvents(pull, SseReader.make(makeDecoder(), options?.maxEventSize ?? defaultMaxEventSize)))
+  )
 
 type Events = readonly [StreamEvent.StreamEvent, ...Array<StreamEvent.StreamEvent>]
 
