@@ -47,6 +47,12 @@ export * as OpenAiChatRequest from "./OpenAiChatRequest.js"
 export * as AnthropicRequest from "./AnthropicRequest.js"
 
 /** @since 0.1.0 */
+export * as OpenAiResponsesRequest from "./OpenAiResponsesRequest.js"
+
+/** @since 0.1.0 */
+export * as GeminiRequest from "./GeminiRequest.js"
+
+/** @since 0.1.0 */
 export * as ToolsFile from "./ToolsFile.js"
 
 /** @since 0.1.0 */
