@@ -29,6 +29,9 @@ export * as Gemini from "./Gemini.js"
 export * as EffectAi from "./EffectAi.js"
 
 /** @since 0.1.0 */
+export * as NonStreaming from "./NonStreaming.js"
+
+/** @since 0.1.0 */
 export * as HttpTransport from "./HttpTransport.js"
 
 /** @since 0.1.0 */
