@@ -26,7 +26,7 @@ interface Case {
 
 const load = (provider: Provider.Name): ReadonlyArray<Case> =>
   readdirSync(`${root}${provider}`).filter((file) => file.endsWith(".json") && !file.endsWith(".expected.json"))
-    .sort().map((file) => {
+    .toSorted().map((file) => {
       const name = file.slice(0, -".json".length)
       const expected = ExpectedResult.decodeSync(
         readFileSync(`${root}${provider}/${name}.expected.json`, "utf8")
