@@ -30,6 +30,8 @@
  * than `maxBodyBytes` is a `MalformedStreamEvent` as soon as it crosses the limit, and is not
  * read further.
  *
+ * `auto` recognises the format from the body ({@link detect}).
+ *
  * The events come out when the body has ended (a whole JSON document cannot be read before),
  * the last one marked `end`.
  *
@@ -73,14 +75,39 @@ export interface Options {
 export const defaultMaxBodyBytes = 16 * 1024 * 1024
 
 /**
- * The core events of a whole response body of the named format, given as text (see the module
- * docs). Never throws.
+ * Recognises the format of a parsed whole body, `undefined` when it matches none:
+ * `object: "chat.completion"` or a `choices` array: `openai-chat`; `object: "response"`:
+ * `openai-responses`; `type: "message"` or `type: "error"`: `anthropic`; an array, `candidates`,
+ * `promptFeedback` or `usageMetadata`: `gemini`; an error-only `{"error": …}`: `gemini` when the
+ * error has a string `status` (Google's canonical codes), else `openai-chat` (both read it as a
+ * `ProviderStreamError`).
+ *
+ * @since 0.1.0
+ * @category detection
+ */
+export const detect = (body: unknown): Provider.Name | undefined => {
+  if (Array.isArray(body)) return "gemini"
+  if (!Predicate.isObject(body)) return undefined
+  if (body.object === "chat.completion" || Array.isArray(body.choices)) return "openai-chat"
+  if (body.object === "response") return "openai-responses"
+  if (body.type === "message" || body.type === "error") return "anthropic"
+  if (body.candidates !== undefined || body.promptFeedback !== undefined || body.usageMetadata !== undefined) {
+    return "gemini"
+  }
+  if (Predicate.isObject(body.error)) return typeof body.error.status === "string" ? "gemini" : "openai-chat"
+  if (body.error !== undefined || body.object === "error") return "openai-chat"
+  return undefined
+}
+
+/**
+ * The core events of a whole response body of the named format (or the one {@link detect}
+ * recognises), given as text (see the module docs). Never throws.
  *
  * @since 0.1.0
  * @category decoding
  */
 export const events = (
-  name: Provider.Name,
+  name: Provider.Name | "auto",
   text: string,
   options?: Options
 ): ReadonlyArray<StreamEvent.StreamEvent> => {
@@ -91,6 +118,14 @@ export const events = (
     body = JSON.parse(text)
   } catch {
     return [{ failure: malformed("the response body is not JSON", text), end: true }]
+  }
+  if (name === "auto") {
+    const detected = detect(body)
+    if (detected === undefined) {
+      return [{ failure: malformed("the response body matches no known provider format", text), end: true }]
+    }
+    if (detected === "gemini") return WholeBody.gemini(text)
+    name = detected
   }
   if (!Predicate.isObject(body)) {
     return [{ failure: malformed("the response body is not a JSON object", text), end: true }]
@@ -113,7 +148,7 @@ export const events = (
  * @category decoding
  */
 export const decode =
-  (name: Provider.Name, options?: Options) =>
+  (name: Provider.Name | "auto", options?: Options) =>
   <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
     Stream.transformPull(bytes, (pull) =>
       Effect.sync(() => {
