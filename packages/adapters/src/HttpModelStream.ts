@@ -121,7 +121,9 @@ const pathOf = (options: Options, stream: boolean): string => {
   if (stream) return options.path
   const [base, query] = options.path.split("?", 2) as [string, string | undefined]
   const params = (query ?? "").split("&").filter((param) => param !== "" && param !== "alt=sse")
-  return `${base.replace(":streamGenerateContent", ":generateContent")}${params.length > 0 ? `?${params.join("&")}` : ""}`
+  return `${base.replace(":streamGenerateContent", ":generateContent")}${
+    params.length > 0 ? `?${params.join("&")}` : ""
+  }`
 }
 
 const bodyOf = (options: Options, request: ModelStream.ModelRequest, stream: boolean) => {
