@@ -17,16 +17,11 @@
  * - encoding is deterministic: the same prompt gives the same bytes.
  */
 import { describe, expect, it } from "@effect/vitest"
-import {
-  AnthropicRequest,
-  GeminiRequest,
-  OpenAiChatRequest,
-  OpenAiResponsesRequest,
-  Provider
-} from "@toolgate/adapters"
+import { Provider } from "@toolgate/adapters"
 import { ModelStream } from "@toolgate/core"
 import { Arbitrary, Effect, Result, Schema } from "effect"
 import { Prompt } from "effect/ai"
+import { encoders, validators } from "./support/Requests.js"
 
 const int = (minimum: number, maximum: number) =>
   Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })))
@@ -158,23 +153,6 @@ const build = (input: typeof PromptArb extends Arbitrary.Arbitrary<infer A> ? A 
   }
 }
 
-const encoders: Record<
-  Provider.Name,
-  (r: ModelStream.ModelRequest) => Result.Result<Record<string, unknown>, unknown>
-> = {
-  "openai-chat": (r) => OpenAiChatRequest.encode(r, { model: "m" }),
-  "openai-responses": (r) => OpenAiResponsesRequest.encode(r, { model: "m" }),
-  anthropic: (r) => AnthropicRequest.encode(r, { model: "m" }),
-  gemini: (r) => GeminiRequest.encode(r)
-}
-
-const schemas = {
-  "openai-chat": OpenAiChatRequest.ChatCompletionRequest,
-  "openai-responses": OpenAiResponsesRequest.ResponsesRequest,
-  anthropic: AnthropicRequest.MessagesRequest,
-  gemini: GeminiRequest.GenerateContentRequest
-} as const
-
 type Json = Record<string, any>
 
 /** The history's invariants, per format, against what was generated. */
@@ -264,7 +242,7 @@ const checkHistory = (provider: Provider.Name, body: Json, generated: Generated)
 
 describe("any prompt of text, calls and results", () => {
   for (const provider of Provider.names) {
-    const validate = Schema.decodeUnknownExit(schemas[provider], { onExcessProperty: "error" })
+    const validate = validators[provider]
     it.effect.prop(
       `${provider}: encodes to JSON that validates against the request Schema, with the history's invariants`,
       { input: PromptArb },

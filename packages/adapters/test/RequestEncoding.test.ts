@@ -9,10 +9,11 @@
  * carry.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
-import { AnthropicRequest, GeminiRequest, OpenAiChatRequest, OpenAiResponsesRequest } from "@toolgate/adapters"
+import { AnthropicRequest, GeminiRequest, Provider } from "@toolgate/adapters"
 import { ModelStream, ModelStreamError } from "@toolgate/core"
 import { Result, Schema } from "effect"
 import { Prompt, Tool, Toolkit } from "effect/ai"
+import { encoders } from "./support/Requests.js"
 
 const CreateTask = Tool.make("create_task", {
   description: "Create a follow-up task for a lead",
@@ -33,16 +34,8 @@ const request: ModelStream.ModelRequest = {
   maxOutputTokens: 512
 }
 
-/** Each encoder, with a model name where it takes one. */
-const encoders = {
-  "openai-chat": (r: ModelStream.ModelRequest, stream?: boolean) => OpenAiChatRequest.encode(r, { model: "m", stream }),
-  "openai-responses": (r: ModelStream.ModelRequest, stream?: boolean) =>
-    OpenAiResponsesRequest.encode(r, { model: "m", stream }),
-  anthropic: (r: ModelStream.ModelRequest, stream?: boolean) => AnthropicRequest.encode(r, { model: "m", stream }),
-  gemini: (r: ModelStream.ModelRequest) => GeminiRequest.encode(r)
-} as const
-type Format = keyof typeof encoders
-const formats = Object.keys(encoders) as Array<Format>
+type Format = Provider.Name
+const formats = Provider.names
 
 /** The JSON the transport sends: `undefined` members left out. */
 const json = (body: unknown) => JSON.parse(JSON.stringify(body))

@@ -12,37 +12,12 @@
  * name and position.
  */
 import { describe, expect, it } from "@effect/vitest"
-import {
-  AnthropicRequest,
-  GeminiRequest,
-  OpenAiChatRequest,
-  OpenAiResponsesRequest,
-  Provider
-} from "@toolgate/adapters"
+import { Provider } from "@toolgate/adapters"
 import { Assembler, ModelStream } from "@toolgate/core"
 import { Fixture } from "@toolgate/testing"
-import { Effect, Result, Schema, Stream } from "effect"
+import { Effect, Exit, Result, Stream } from "effect"
 import { Prompt } from "effect/ai"
-
-const encoders: Record<
-  Provider.Name,
-  (r: ModelStream.ModelRequest) => Result.Result<Record<string, unknown>, unknown>
-> = {
-  "openai-chat": (r) => OpenAiChatRequest.encode(r, { model: "m" }),
-  "openai-responses": (r) => OpenAiResponsesRequest.encode(r, { model: "m" }),
-  anthropic: (r) => AnthropicRequest.encode(r, { model: "m" }),
-  gemini: (r) => GeminiRequest.encode(r)
-}
-
-/** Each provider's request Schema, refusing members it does not document. */
-const validators: Record<Provider.Name, (u: unknown) => unknown> = {
-  "openai-chat": Schema.decodeUnknownSync(OpenAiChatRequest.ChatCompletionRequest, { onExcessProperty: "error" }),
-  "openai-responses": Schema.decodeUnknownSync(OpenAiResponsesRequest.ResponsesRequest, {
-    onExcessProperty: "error"
-  }),
-  anthropic: Schema.decodeUnknownSync(AnthropicRequest.MessagesRequest, { onExcessProperty: "error" }),
-  gemini: Schema.decodeUnknownSync(GeminiRequest.GenerateContentRequest, { onExcessProperty: "error" })
-}
+import { encoders, validators } from "./support/Requests.js"
 
 const resultText = (i: number) =>
   i % 2 === 0
@@ -163,7 +138,8 @@ describe("an assembled turn of each provider's fixtures, back into that provider
           const request = nextRequest(turn)
           const encoded = Result.getOrThrow(encoders[provider](request))
           const body = JSON.parse(JSON.stringify(encoded)) as Json
-          validators[provider](body)
+          const valid = validators[provider](body)
+          if (Exit.isFailure(valid)) throw new Error(String(valid.cause))
           checkShape(provider, body, turn)
           // The same turn, assembled again, encodes to the same bytes: a replayed step asks the same.
           const again = yield* Stream.make(fixture.bytes).pipe(Provider.decode(provider), Assembler.assemble())

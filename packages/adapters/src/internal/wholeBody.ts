@@ -17,6 +17,7 @@ import * as Gemini from "../Gemini.js"
 import * as OpenAiChat from "../OpenAiChat.js"
 import * as OpenAiResponses from "../OpenAiResponses.js"
 import { EventParts, type Json, malformed, optionalString, providerError, usage, writeJson } from "./payload.js"
+import * as ResponseEnd from "./responseEnd.js"
 
 export interface Options {
   readonly choice?: number | undefined
@@ -149,21 +150,9 @@ export const openAiResponses = (body: Json, text: string): Array<StreamEvent.Str
       }
     }
   }
-  const details = body.incomplete_details
-  const reason = Predicate.isObject(details) && typeof details.reason === "string" ? details.reason : undefined
-  parts.finish = { reason: status, class: OpenAiResponses.classifyStatus(status, reason), terminal: true }
-  const reported = body.usage
-  if (Predicate.isObject(reported)) {
-    const cached = Predicate.isObject(reported.input_tokens_details)
-      ? reported.input_tokens_details.cached_tokens
-      : undefined
-    parts.usage = usage({
-      inputTokens: reported.input_tokens,
-      outputTokens: reported.output_tokens,
-      totalTokens: reported.total_tokens,
-      cachedInputTokens: cached
-    })
-  }
+  parts.finish = ResponseEnd.finishOf(body, status, OpenAiResponses.classifyStatus)
+  const reported = ResponseEnd.usageOf(body)
+  if (reported !== undefined) parts.usage = reported
   return one(parts)
 }
 
