@@ -252,7 +252,7 @@ describe("HttpModelStream: the four formats", () => {
         })
         const [sent] = seen
         expect(sent!.path).toBe(path)
-        expect(sent!.streaming).toBe(true)
+        expect(FakeProvider.asksForStream(sent!)).toBe(true)
         expect(sent!.headers[header]).toBe(header === "authorization" ? "Bearer key-test-9876" : "key-test-9876")
         expect(sent!.rawBody).toBe(
           JSON.stringify(Result.getOrThrow(HttpModelStream.providerRequest(options, stepTwo)).body)
@@ -302,7 +302,9 @@ describe("HttpModelStream: the stream policy", () => {
         ])
         expect(exit.value.finishReason).toBe(provider === "anthropic" ? "tool_use" : "tool_calls")
       }
-      expect(seen.map((r) => [r.streaming, (r.body as { stream?: unknown }).stream, r.headers.accept])).toEqual([
+      expect(
+        seen.map((r) => [FakeProvider.asksForStream(r), (r.body as { stream?: unknown }).stream, r.headers.accept])
+      ).toEqual([
         [false, false, "application/json"],
         [false, false, "application/json"]
       ])
@@ -448,7 +450,7 @@ describe("HttpModelStream: the stream policy", () => {
       // is the attempt's 1,000 ms less what the refusal took.
       const slow = yield* FakeProvider.make({
         plan: (req) =>
-          req.streaming
+          FakeProvider.asksForStream(req)
             ? { source: FakeProvider.openAiChat(scenario), fault: { _tag: "StreamRejected" }, headersDelayMs: 300 }
             : { source: FakeProvider.openAiChat(scenario), form: "json", headersDelayMs: Infinity }
       })

@@ -49,8 +49,8 @@ it.live("the README's request example sends the tools and the history, and falls
       "create_task {\"lead_id\":\"L-1042\",\"title\":\"Send pricing\"}"
     ]]])
     // Each run: the streaming request refused, then the same request without a stream.
-    expect(seen.filter((r) => r.streaming).length).toBe(2)
-    const plain = seen.filter((r) => !r.streaming)
+    expect(seen.filter(FakeProvider.asksForStream).length).toBe(2)
+    const plain = seen.filter((r) => !FakeProvider.asksForStream(r))
     expect(plain.length).toBe(2)
     expect(plain[0]!.rawBody).toBe(plain[1]!.rawBody)
     const body = plain[0]!.body as {

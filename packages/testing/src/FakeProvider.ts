@@ -148,7 +148,7 @@ export const anthropic = (scenario: Scenario): Source => ({ _tag: "Anthropic", s
  *   any extra `headers`; no stream.
  * - `Duplicate`: the whole body twice in one response (a second lifecycle spliced after the
  *   first, same ids).
- * - `StreamRejected`: a request that asks for a stream ({@link Request.streaming}) is answered
+ * - `StreamRejected`: a request that asks for a stream ({@link asksForStream}) is answered
  *   with HTTP 400 and the provider-style error that names `stream` (OpenAI's real answer for a
  *   model that does not stream, or `body`); a request that does not ask for one is answered
  *   normally, as if there were no fault.
@@ -228,12 +228,19 @@ export interface Request {
   /** The parsed JSON body. */
   readonly body: unknown
   readonly rawBody: string
-  /**
-   * Whether the request asks for a stream: `stream: true` in its body, or Gemini's
-   * `streamGenerateContent` in its path.
-   */
-  readonly streaming: boolean
 }
+
+/**
+ * Whether a request asks for a stream: `stream: true` in its body, or Gemini's
+ * `streamGenerateContent` in its path.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const asksForStream = (request: { readonly path: string; readonly body: unknown }): boolean =>
+  request.path.includes(":streamGenerateContent") ||
+  (typeof request.body === "object" && request.body !== null &&
+    (request.body as { stream?: unknown }).stream === true)
 
 /**
  * What became of a request: `pending` (still being answered), `completed` (the whole body
@@ -274,7 +281,7 @@ export interface RequestRecord {
   readonly outcome: Outcome
   /** The tool-call ids of the body sent (generated sources only). */
   readonly toolCallIds: ReadonlyArray<string>
-  /** Whether the request asked for a stream ({@link Request.streaming}). */
+  /** Whether the request asked for a stream ({@link asksForStream}). */
   readonly streaming: boolean
   /** The form of the body sent: `stream` or `json`; `null` when no body was sent. */
   readonly form: "stream" | "json" | null
@@ -306,7 +313,7 @@ export interface Options {
   /** The answer to every request, or a function choosing it per request. */
   readonly plan: Answer | ((request: Request) => Answer)
   /** Default: the raw body text. */
-  readonly requestKey?: ((request: Omit<Request, "key" | "attempt" | "seq" | "streaming">) => string) | undefined
+  readonly requestKey?: ((request: Omit<Request, "key" | "attempt" | "seq">) => string) | undefined
   /** Seed of the generator of ids and splits; default random. */
   readonly seed?: number | undefined
   /** Default milliseconds between writes. */
@@ -334,10 +341,6 @@ const sendJson = (res: ServerResponse, status: number, body: string, headers: Re
   res.writeHead(status, { "content-type": "application/json", ...headers })
   res.end(body)
 }
-
-const asksForStream = (path: string, body: unknown): boolean =>
-  path.includes(":streamGenerateContent") ||
-  (typeof body === "object" && body !== null && (body as { stream?: unknown }).stream === true)
 
 const emptyOutcomes = (): Record<Outcome, number> => ({
   pending: 0,
@@ -377,8 +380,7 @@ export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope
         sendJson(res, 500, JSON.stringify({ error: { message: `fake provider plan threw: ${String(error)}` } }))
         return
       }
-      const rejected = chosen.fault?._tag === "StreamRejected"
-      const fault = rejected && !request.streaming ? undefined : chosen.fault
+      const fault = chosen.fault?._tag === "StreamRejected" && !record.streaming ? undefined : chosen.fault
       record.fault = fault?._tag ?? null
       res.on("close", () => {
         if (record.outcome === "pending") record.outcome = "client-closed"
@@ -409,7 +411,7 @@ export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope
           )
           return
         }
-        const form = chosen.form === "asked" ? (request.streaming ? "stream" : "json") : chosen.form ?? "stream"
+        const form = chosen.form === "asked" ? (record.streaming ? "stream" : "json") : chosen.form ?? "stream"
         record.form = form
         const rendered = chosen.repeatPrevious === true && previous.has(request.key)
           ? previous.get(request.key)!
@@ -520,8 +522,8 @@ export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope
           attempts.set(key, attempt)
           record.key = key
           record.attempt = attempt
-          record.streaming = asksForStream(record.path, body)
-          answer(req, res, { ...base, key, attempt, seq, streaming: record.streaming }, record)
+          record.streaming = asksForStream(base)
+          answer(req, res, { ...base, key, attempt, seq }, record)
         })
       }
     })
