@@ -111,7 +111,8 @@ export const runExecutionBenchmark = (): Promise<ReadonlyArray<Row>> => {
           86_400_000,
           3,
           "reexecute",
-          null
+          null,
+          `{"leadId":"lead-${run}-${i}"}`
         ])
         yield* sql.unsafe(statements.complete.text, [
           "bench",

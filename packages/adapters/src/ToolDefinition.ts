@@ -17,17 +17,29 @@
  * a schema takes any object. The dialect of each JSON Schema is read from its `$schema` (see
  * `ToolValidator`).
  *
+ * A tool may carry its key policy as an `"idempotency"` member (beside `"function"` in the OpenAI
+ * Chat shape, or inside it; in the function declaration for Gemini): `keyFields`, `freeText` and
+ * `window`, read and checked by `KeyPolicy.make` of `@toolgate/core`:
+ *
+ * ```json
+ * { "type": "function", "function": { "name": "create_task", "parameters": { … } },
+ *   "idempotency": { "keyFields": ["email"], "freeText": ["title"],
+ *                    "window": { "size": "hour", "timeZone": "Europe/Berlin" } } }
+ * ```
+ *
  * @since 0.1.0
  */
-import { Effect, Schema } from "effect"
+import { KeyPolicy } from "@toolgate/core"
+import { Effect, Result, Schema } from "effect"
 import type { JsonSchema } from "effect"
 import { GeminiSchemaError, toJsonSchema } from "./internal/geminiSchema.js"
 
 /**
  * A tool definition that cannot be used: the file is not JSON, holds no function tool, a tool
- * has no name or is defined twice, or its schema is not a JSON Schema toolgate can validate
+ * has no name or is defined twice, its schema is not a JSON Schema toolgate can validate
  * (invalid, an unsupported `$schema`, a `$ref` it cannot resolve, or a `$ref` cycle that never
- * consumes a value). `tool` is the tool's name when one is known.
+ * consumes a value), or its `"idempotency"` key policy breaks a rule of `KeyPolicy.make`. `tool`
+ * is the tool's name when one is known.
  *
  * @since 0.1.0
  * @category errors
@@ -54,6 +66,7 @@ export type Format = "openai-chat" | "openai-responses" | "anthropic" | "gemini"
  *
  * - `parameters`: the JSON Schema of the arguments (Gemini's OpenAPI subset already converted),
  *   as it can be sent to OpenAI (`parameters`) or Anthropic (`input_schema`).
+ * - `keyPolicy`: the tool's `"idempotency"` member, checked (`undefined` when it has none).
  * - `entry`: the entry as written, for the members toolgate does not read (such as `webhook`); for
  *   OpenAI Chat the outer object (its `function` member holds the definition), for Gemini the
  *   function declaration.
@@ -66,6 +79,7 @@ export interface ToolDefinition {
   readonly description: string | undefined
   readonly parameters: JsonSchema.JsonSchema
   readonly format: Format
+  readonly keyPolicy?: KeyPolicy.KeyPolicy | undefined
   readonly entry: Readonly<Record<string, unknown>>
 }
 
@@ -93,6 +107,21 @@ const isGeminiHostedTool = (key: string) =>
 
 const declarationsOf = (entry: Json): unknown => entry.functionDeclarations ?? entry.function_declarations
 
+/** The entry's `"idempotency"` member (on the entry, or inside its `function`), checked. */
+const keyPolicyOf = (
+  entry: Json,
+  inner: Json | undefined,
+  name: string
+): KeyPolicy.KeyPolicy | undefined | ToolDefinitionError => {
+  if (entry.idempotency !== undefined && inner?.idempotency !== undefined) {
+    return fail("it has two \"idempotency\" members (beside and inside \"function\"); keep one", name)
+  }
+  const given = entry.idempotency ?? inner?.idempotency
+  if (given === undefined) return undefined
+  const policy = KeyPolicy.make(given, name)
+  return Result.isSuccess(policy) ? policy.success : fail(policy.failure.message.replace(`tool ${name}: `, ""), name)
+}
+
 const one = (entry: unknown, position: string): ToolDefinition | ToolDefinitionError | undefined => {
   if (!isObject(entry)) return fail(`${position} is not an object`)
   const wrapped = isObject(entry.function)
@@ -109,11 +138,14 @@ const one = (entry: unknown, position: string): ToolDefinition | ToolDefinitionE
   if (parameters !== undefined && !isObject(parameters)) {
     return fail("its parameters must be a JSON Schema object", name)
   }
+  const keyPolicy = keyPolicyOf(entry, wrapped ? def : undefined, name)
+  if (keyPolicy instanceof ToolDefinitionError) return keyPolicy
   return {
     name,
     description,
     parameters: (parameters as JsonSchema.JsonSchema | undefined) ?? anyObject,
     format,
+    keyPolicy,
     entry
   }
 }
@@ -141,11 +173,14 @@ const gemini = (declaration: unknown, position: string): ToolDefinition | ToolDe
       throw error
     }
   }
+  const keyPolicy = keyPolicyOf(declaration, undefined, name)
+  if (keyPolicy instanceof ToolDefinitionError) return keyPolicy
   return {
     name,
     description: typeof declaration.description === "string" ? declaration.description : undefined,
     parameters,
     format: "gemini",
+    keyPolicy,
     entry: declaration
   }
 }

@@ -25,7 +25,7 @@
  *
  * @since 0.1.0
  */
-import { type Assembler, ToolCall } from "@toolgate/core"
+import { type Assembler, IdempotencyKey, ToolCall } from "@toolgate/core"
 import { Effect, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { Compiler, issues } from "./internal/jsonSchema.js"
@@ -143,7 +143,9 @@ export interface ToolkitOptions<Success extends Schema.Constraint, Failure exten
  * (what `Tool.getJsonSchema` gives a model), and its parameters Schema accepts exactly what the
  * compiled validator accepts and decodes to the arguments themselves (the same object: nothing
  * stripped, defaulted or coerced). Its issues are the validator's, so `ToolCall.validate` on this
- * toolkit fails with the same `ToolArgumentsInvalid` as {@link validate}.
+ * toolkit fails with the same `ToolArgumentsInvalid` as {@link validate}. A definition's key
+ * policy (its `"idempotency"` member) becomes the tool's `IdempotencyKey.Policy` annotation, so
+ * the `ToolExecutor` keys its calls by it.
  *
  * @since 0.1.0
  * @category constructors
@@ -161,12 +163,15 @@ export const toToolkit = <
       const found = validator.check(name, args) ?? []
       return found.map((issue) => ({ path: issue.path, issue: issue.message }))
     }, { expected: `arguments valid for the JSON Schema of ${name}` }))
-    const dynamic = Tool.dynamic(name, {
+    const plain = Tool.dynamic(name, {
       description: definition.description,
       parameters: definition.parameters,
       success: options.success ?? Schema.Json,
       failure: options.failure ?? Schema.Never
     })
+    const dynamic = definition.keyPolicy === undefined
+      ? plain
+      : plain.annotate(IdempotencyKey.Policy, definition.keyPolicy)
     // Tool.dynamic keeps the JSON Schema for the model but does not validate against it (its
     // parameters Schema is Unknown); the same tool, with the validating Schema.
     return Object.assign(Object.create(Object.getPrototypeOf(dynamic)), dynamic, { parametersSchema }) as Tool.Any

@@ -3,7 +3,8 @@
  * any provider's shape (read by `ToolDefinition`: OpenAI Chat, OpenAI Responses, Anthropic,
  * Gemini, optionally wrapped as `{ "tools": [...] }`), their JSON Schemas compiled by
  * `ToolValidator`. A tool may carry `"webhook": "http(s)://…"` (beside `"function"` in the OpenAI
- * Chat shape): the URL that performs its calls (`WebhookHandler` in `@toolgate/runtime`).
+ * Chat shape): the URL that performs its calls (`WebhookHandler` in `@toolgate/runtime`), and
+ * `"idempotency": { … }`, its key policy (read by `ToolDefinition`).
  *
  * @since 0.1.0
  */

@@ -1,21 +1,28 @@
 /**
  * The `toolgate` command line, a thin layer of commands over the packages: `demo` (the
  * fault-injection demo of `@toolgate/demo`), `run` (one prompt through the pipeline), `inspect`
- * (one captured stream) and `corpus` (every capture of a fixture corpus). Input errors (a missing
- * file, a directory, an empty or binary file, a file that is not UTF-8 or not an event stream, an
- * unknown provider, a bad tools file) print one line on stderr and exit 1; an inspected stream that
- * ends in a typed error exits 2.
+ * (one captured stream), `corpus` (every capture of a fixture corpus), and the operator's
+ * `records`, `resolve` and `purge` (the `Records` calls of `@toolgate/runtime`). Input errors (a
+ * missing file, a directory, an empty or binary file, a file that is not UTF-8 or not an event
+ * stream, an unknown provider, a bad tools file, a store that cannot be opened) print one line on
+ * stderr and exit 1; a typed failure of what was asked (an inspected stream's error, a failed
+ * call, a record that cannot be resolved) exits 2. Every command's help lists its exit codes
+ * (`Help.ExitCodes`) and marks its required flags.
  *
  * @since 0.1.0
  */
 import { FinishProfile, Provider, ToolsFile, ToolValidator } from "@toolgate/adapters"
 import { Demo } from "@toolgate/demo"
-import { WebhookHandler } from "@toolgate/runtime"
+import { IdempotencyStore, Records, WebhookHandler } from "@toolgate/runtime"
 import { Console, Effect, FileSystem, Option, Path, Redacted, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import { userInfo } from "node:os"
 import * as Capture from "./Capture.js"
 import * as Corpus from "./Corpus.js"
+import * as Help from "./Help.js"
 import * as Inspect from "./Inspect.js"
+import { parseMs } from "./internal/duration.js"
+import * as Operator from "./Operator.js"
 import * as Run from "./Run.js"
 
 /**
@@ -90,7 +97,16 @@ export const inspect = Command.make("inspect", {
     }
     if (result.outcome === "error") process.exitCode = 2
   })).pipe(
-    Command.withDescription("assemble one captured provider stream and print its text, tool calls or typed error")
+    Command.withDescription("assemble one captured provider stream and print its text, tool calls or typed error"),
+    Command.annotate(Help.ExitCodes, [
+      [0, "the stream completed"],
+      [
+        1,
+        "a usage or input error (one line on stderr): a missing, empty or binary file, not an event stream, a bad tools file"
+      ],
+      [2, "the stream ended in a typed error (printed)"],
+      [70, "an internal error (a bug)"]
+    ])
   )
 
 /** Where `toolgate corpus` looks when it is given no DIR: the current directory's `test/fixtures`. */
@@ -130,7 +146,15 @@ export const corpus = Command.make("corpus", {
     }
     yield* Console.log(json ? JSON.stringify(rows) : `toolgate corpus: ${path.resolve(dir)}\n\n${Corpus.render(rows)}`)
     if (rows.some((r) => r.matchesExpected === false)) process.exitCode = 2
-  })).pipe(Command.withDescription("inspect every capture of a fixture corpus and print one row each"))
+  })).pipe(
+    Command.withDescription("inspect every capture of a fixture corpus and print one row each"),
+    Command.annotate(Help.ExitCodes, [
+      [0, "every capture gave its expected.json"],
+      [1, "a usage or input error (one line on stderr): no corpus, a capture or expected.json that does not read"],
+      [2, "a capture differs from its expected.json"],
+      [70, "an internal error (a bug)"]
+    ])
+  )
 
 /**
  * Checks the store flags of `demo` and `run`: a `--store` must be a `postgres://` URL; otherwise
@@ -199,11 +223,40 @@ export const demo = Command.make("demo", {
     })
     yield* Console.log(json ? JSON.stringify(report) : Demo.render(report))
     if (report.toolgate.crmDuplicates > 0) process.exitCode = 2
-  })).pipe(Command.withDescription("run inbound leads through toolgate and a naive pipeline under injected faults"))
+  })).pipe(
+    Command.withDescription("run inbound leads through toolgate and a naive pipeline under injected faults"),
+    Command.annotate(Help.ExitCodes, [
+      [0, "the report printed; toolgate caused no duplicate CRM mutation"],
+      [1, "a usage or input error (one line on stderr), or the store could not be opened"],
+      [2, "toolgate caused a duplicate CRM mutation"],
+      [70, "an internal error (a bug)"]
+    ])
+  )
+
+/** A duration flag: `500ms`, `30s`, `10m`, `2h`, `7d`. */
+const durationFlag = (name: string, description: string, fallback: string) =>
+  Flag.String(name).pipe(
+    Flag.withDescription(`${description} (e.g. 500ms, 30s, 10m; default ${fallback})`),
+    Flag.withDefault(fallback)
+  )
+
+/** The milliseconds of a duration flag, > 0, or a usage error naming the flag. */
+const positiveMs = (flag: string, text: string) => {
+  const ms = parseMs(text)
+  return ms === undefined || !(ms > 0)
+    ? Effect.fail(new InputError({ reason: `--${flag} ${text}: not a duration > 0 (e.g. 500ms, 30s, 10m, 2h)` }))
+    : Effect.succeed(ms)
+}
+
+/** An instant written with its offset (`2024-05-01T10:59:59.9Z`, `…+02:00`): never a bare local time. */
+const instant = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i
 
 /**
  * `toolgate run --base-url URL --model M --tools FILE --scope S "prompt"`: one prompt through the
- * whole pipeline against an OpenAI-compatible endpoint (or `--provider anthropic`).
+ * whole pipeline against an OpenAI-compatible endpoint (or `--provider anthropic`). `--deadline`
+ * bounds the streaming phase (retries included), `--first-byte-timeout` and `--idle-timeout` each
+ * stream attempt; `--event-time` is the business event's time, which window-scoped key policies
+ * key by (required when a tool of the tools file has one).
  *
  * @since 0.1.0
  * @category commands
@@ -222,7 +275,9 @@ export const run = Command.make("run", {
     Flag.withDescription("a JSON file of tool definitions, each with a \"webhook\" URL that performs it")
   ),
   scope: Flag.String("scope").pipe(
-    Flag.withDescription("TENANT/TURN (or TURN): the business event; the same scope replays, never re-executes")
+    Flag.withDescription(
+      "TENANT/TURN (or TURN): the business event; the same scope replays, never re-executes (tools keyed by a calendar window key by TENANT and --event-time instead of TURN)"
+    )
   ),
   apiKeyEnv: Flag.String("api-key-env").pipe(
     Flag.withDescription("the environment variable holding the API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY)"),
@@ -234,14 +289,52 @@ export const run = Command.make("run", {
   ),
   dataDir: dataDirFlag,
   store: storeFlag,
-  finishProfile: finishProfileFlag("strict for api.openai.com and api.anthropic.com, compatible for other URLs")
+  finishProfile: finishProfileFlag("strict for api.openai.com and api.anthropic.com, compatible for other URLs"),
+  deadline: durationFlag(
+    "deadline",
+    "the budget of the whole streaming phase, retries and their back-off included; calls already released still run",
+    "10m"
+  ),
+  firstByteTimeout: durationFlag(
+    "first-byte-timeout",
+    "per stream attempt: how long to wait for the response's first byte",
+    "60s"
+  ),
+  idleTimeout: durationFlag("idle-timeout", "per stream attempt: the longest silence between two reads", "60s"),
+  eventTime: Flag.String("event-time").pipe(
+    Flag.withDescription(
+      "when the business event happened (ISO 8601 with its offset, e.g. 2024-05-01T10:59:59.900Z): tools keyed by a calendar window take their window from it, so a retry lands in the same window; required when one is"
+    ),
+    Flag.optional
+  )
 }, (flags) =>
   Effect.gen(function*() {
     if (!URL.canParse(flags.baseUrl) || !/^https?:$/.test(new URL(flags.baseUrl).protocol)) {
       return yield* new InputError({ reason: `--base-url ${flags.baseUrl}: not an http(s) URL` })
     }
     if (flags.maxTokens < 1) return yield* new InputError({ reason: "--max-tokens must be at least 1" })
+    const deadlineMs = yield* positiveMs("deadline", flags.deadline)
+    const firstByteMs = yield* positiveMs("first-byte-timeout", flags.firstByteTimeout)
+    const idleMs = yield* positiveMs("idle-timeout", flags.idleTimeout)
+    let eventTime: Date | undefined
+    if (Option.isSome(flags.eventTime)) {
+      const text = flags.eventTime.value
+      eventTime = instant.test(text) ? new Date(text) : undefined
+      if (eventTime === undefined || Number.isNaN(eventTime.getTime())) {
+        return yield* new InputError({
+          reason: `--event-time ${text}: not an ISO 8601 instant with its offset (e.g. 2024-05-01T10:59:59.900Z)`
+        })
+      }
+    }
     const toolsFile = yield* loadTools(flags.tools)
+    const windowed = toolsFile.tools.find((d) => d.keyPolicy?.window !== undefined)
+    if (windowed !== undefined && eventTime === undefined) {
+      const w = windowed.keyPolicy!.window!
+      return yield* new InputError({
+        reason:
+          `--event-time is required: tool ${windowed.name} is keyed by a calendar window (${w.size} in ${w.timeZone}); give the time the event was received, not the time of this run`
+      })
+    }
     const missing = toolsFile.tools.find((d) => d.webhook === undefined)
     if (missing !== undefined) {
       return yield* new InputError({ reason: `--tools: tool ${missing.name} has no "webhook" URL to call` })
@@ -254,8 +347,8 @@ export const run = Command.make("run", {
     })
     const slash = flags.scope.indexOf("/")
     const scope = slash < 0
-      ? { tenant: "default", turn: flags.scope }
-      : { tenant: flags.scope.slice(0, slash), turn: flags.scope.slice(slash + 1) }
+      ? { tenant: "default", turn: flags.scope, eventTime }
+      : { tenant: flags.scope.slice(0, slash), turn: flags.scope.slice(slash + 1), eventTime }
     if (scope.tenant === "" || scope.turn === "") {
       return yield* new InputError({ reason: "--scope must be TENANT/TURN or TURN" })
     }
@@ -279,6 +372,8 @@ export const run = Command.make("run", {
       store: storeUrl,
       maxTokens: flags.maxTokens,
       finishProfile: Option.getOrUndefined(flags.finishProfile),
+      deadlineMs,
+      budgets: { firstByteMs, idleMs },
       write: (s) =>
         process.stdout.write(s),
       warn: (s) => process.stderr.write(s)
@@ -298,7 +393,299 @@ export const run = Command.make("run", {
       )
     )
     if (!settled) process.exitCode = 2
-  })).pipe(Command.withDescription("run one prompt through the pipeline: streamed text, then each tool call's outcome"))
+  })).pipe(
+    Command.withDescription("run one prompt through the pipeline: streamed text, then each tool call's outcome"),
+    Command.annotate(Help.ExitCodes, [
+      [0, "every tool call was executed or replayed"],
+      [
+        1,
+        "a usage or input error (one line on stderr): a bad flag or tools file, an endpoint that does not stream, a store that cannot be opened"
+      ],
+      [2, "the turn failed (its typed error is printed) or a tool call did (rejected, unknown outcome, …)"],
+      [70, "an internal error (a bug)"]
+    ])
+  )
+
+/** Operator refusals (no such record, an ambiguous prefix, not `unknown`, changed meanwhile): one line, exit 2. */
+const refused = (error: { readonly message: string }) =>
+  Effect.sync(() => {
+    process.stderr.write(`toolgate: ${error.message}\n`)
+    process.exitCode = 2
+  })
+
+/**
+ * Runs an operator command's body on the store its flags name: input errors become
+ * `InputError` (exit 1), refusals print one line and exit 2.
+ */
+const operate = <A, E extends { readonly _tag: string; readonly message: string }, R>(
+  store: Option.Option<string>,
+  dataDir: string,
+  body: Effect.Effect<A, E, R>
+) =>
+  Effect.gen(function*() {
+    const layer = yield* Operator.storeLayer(Option.getOrUndefined(store), dataDir)
+    yield* body.pipe(Effect.provide(layer), Effect.asVoid)
+  }).pipe(
+    Effect.catch((error: { readonly _tag: string; readonly message: string }) => {
+      switch (error._tag) {
+        case "RecordNotFound":
+        case "AmbiguousKey":
+        case "RecordNotUnknown":
+        case "RecordChanged":
+          return refused(error)
+        case "StoreNotFound":
+        case "InvalidRecordRequest":
+        case "DataDirInUse":
+          return Effect.fail(new InputError({ reason: error.message }))
+        default:
+          return Effect.fail(error)
+      }
+    })
+  )
+
+const operatorExitCodes = (ok: string, refusals: string | undefined) =>
+  Command.annotate(Help.ExitCodes, [
+    [0, ok],
+    [
+      1,
+      "a usage or input error (one line on stderr): a bad flag, no store in --data-dir, a --store that cannot be reached"
+    ],
+    ...(refusals === undefined ? [] : [[2, refusals] as const]),
+    [70, "an internal error (a bug)"]
+  ])
+
+const operatorDataDirFlag = Flag.String("data-dir").pipe(
+  Flag.withDescription(
+    "the embedded store to open (default .toolgate; it must exist: operator commands never create one)"
+  ),
+  Flag.withDefault(".toolgate")
+)
+
+const statuses = new Set<string>(IdempotencyStore.Status.literals)
+
+/**
+ * `toolgate records [KEY] [--scope S] [--state S,…] [--tool T] [--limit N] [--json]`: the store's
+ * records, newest change first, as a table (or JSON); with KEY (a key or a prefix of at least 8
+ * hex digits), that one record with its journal and resolutions.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const records = Command.make("records", {
+  key: Argument.String("key").pipe(
+    Argument.withDescription("show this record: its key (tg1:sha256:…) or a prefix of at least 8 hex digits"),
+    Argument.optional
+  ),
+  scope: Flag.String("scope").pipe(
+    Flag.withDescription("only this tenant's records (the TENANT of run --scope TENANT/TURN; default for TURN alone)"),
+    Flag.optional
+  ),
+  state: Flag.String("state").pipe(
+    Flag.withDescription(
+      "only records in these states, comma-separated: in_progress, succeeded, failed, released, unknown"
+    ),
+    Flag.optional
+  ),
+  tool: Flag.String("tool").pipe(Flag.withDescription("only this tool's records"), Flag.optional),
+  limit: Flag.Int("limit").pipe(
+    Flag.withDescription("at most this many records, 1 to 1000 (default 50)"),
+    Flag.withDefault(50)
+  ),
+  json: Flag.Boolean("json").pipe(Flag.withDescription("print JSON instead of a table"), Flag.withDefault(false)),
+  dataDir: operatorDataDirFlag,
+  store: storeFlag
+}, (flags) =>
+  Effect.gen(function*() {
+    if (flags.limit < 1 || flags.limit > 1000) {
+      return yield* new InputError({ reason: "--limit must be between 1 and 1000" })
+    }
+    const wanted = Option.map(flags.state, (text) => text.split(",").map((s) => s.trim()).filter((s) => s !== ""))
+    const unknownState = Option.getOrElse(wanted, () => []).find((s) => !statuses.has(s))
+    if (unknownState !== undefined) {
+      return yield* new InputError({
+        reason: `--state ${unknownState}: not a state (in_progress, succeeded, failed, released, unknown)`
+      })
+    }
+    yield* operate(
+      flags.store,
+      flags.dataDir,
+      Effect.gen(function*() {
+        if (Option.isSome(flags.key)) {
+          const detail = yield* Records.show({ key: flags.key.value, scope: Option.getOrUndefined(flags.scope) })
+          yield* Console.log(flags.json ? JSON.stringify(Operator.detailJson(detail)) : Operator.renderDetail(detail))
+          return
+        }
+        const found = yield* Records.list({
+          scope: Option.getOrUndefined(flags.scope),
+          status: Option.getOrUndefined(wanted) as ReadonlyArray<IdempotencyStore.Status> | undefined,
+          tool: Option.getOrUndefined(flags.tool),
+          limit: flags.limit
+        })
+        yield* Console.log(
+          flags.json ? JSON.stringify(found.map(Operator.recordJson)) : Operator.renderList(found)
+        )
+      })
+    )
+  })).pipe(
+    Command.withDescription("list the store's records, newest first, or show one with its journal and resolutions"),
+    operatorExitCodes(
+      "the records were listed (none is not an error) or the record shown",
+      "KEY names no record, or a prefix names several"
+    )
+  )
+
+/**
+ * `toolgate resolve KEY --applied [--result JSON] | --not-applied --reason TEXT [--by NAME]
+ * [--fence N]`: settles an `unknown` record, fenced and audited (`Records.resolve`).
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const resolve = Command.make("resolve", {
+  key: Argument.String("key").pipe(
+    Argument.withDescription("the unknown record: its key (tg1:sha256:…) or a prefix of at least 8 hex digits")
+  ),
+  applied: Flag.Boolean("applied").pipe(
+    Flag.withDescription("the call's effect happened downstream: the record replays --result to every later call"),
+    Flag.withDefault(false)
+  ),
+  notApplied: Flag.Boolean("not-applied").pipe(
+    Flag.withDescription(
+      "the effect did not happen: the record is released and its next delivery runs it (needs --reason)"
+    ),
+    Flag.withDefault(false)
+  ),
+  result: Flag.String("result").pipe(
+    Flag.withDescription("with --applied: the JSON result to replay, as the tool would have answered (default null)"),
+    Flag.optional
+  ),
+  reason: Flag.String("reason").pipe(
+    Flag.withDescription("why: what you found downstream (recorded in the audit; required with --not-applied)"),
+    Flag.optional
+  ),
+  by: Flag.String("by").pipe(
+    Flag.withDescription("who resolves, for the audit (default: the user running the command)"),
+    Flag.optional
+  ),
+  fence: Flag.String("fence").pipe(
+    Flag.withDescription(
+      "the fence you saw in toolgate records KEY: refuse if the record changed since (default: its fence now)"
+    ),
+    Flag.optional
+  ),
+  scope: Flag.String("scope").pipe(Flag.withDescription("the record's tenant, to narrow a key prefix"), Flag.optional),
+  json: Flag.Boolean("json").pipe(Flag.withDescription("print the resolution as JSON"), Flag.withDefault(false)),
+  dataDir: operatorDataDirFlag,
+  store: storeFlag
+}, (flags) =>
+  Effect.gen(function*() {
+    if (flags.applied === flags.notApplied) {
+      return yield* new InputError({ reason: "give exactly one of --applied and --not-applied" })
+    }
+    if (flags.notApplied && Option.isSome(flags.result)) {
+      return yield* new InputError({
+        reason: "--result goes with --applied: a call that was not applied has no result"
+      })
+    }
+    yield* Records.keyOf(flags.key).pipe(Effect.mapError((e) => new InputError({ reason: e.message })))
+    if (Option.isSome(flags.fence) && !/^[1-9][0-9]{0,18}$/.test(flags.fence.value)) {
+      return yield* new InputError({ reason: `--fence ${flags.fence.value}: not a fence (a positive integer)` })
+    }
+    const by = Option.getOrElse(flags.by, () => {
+      try {
+        return userInfo().username
+      } catch {
+        return process.env.USER ?? "operator"
+      }
+    })
+    yield* operate(
+      flags.store,
+      flags.dataDir,
+      Effect.gen(function*() {
+        const resolved = yield* Records.resolve(
+          { key: flags.key, scope: Option.getOrUndefined(flags.scope) },
+          {
+            outcome: flags.applied
+              ? { _tag: "Applied", result: Option.getOrUndefined(flags.result) }
+              : { _tag: "NotApplied" },
+            by,
+            reason: Option.getOrUndefined(flags.reason),
+            fence: Option.getOrUndefined(Option.map(flags.fence, BigInt))
+          }
+        )
+        yield* Console.log(
+          flags.json
+            ? JSON.stringify({
+              record: Operator.recordJson(resolved.record),
+              resolution: Operator.resolutionJson(resolved.audit)
+            })
+            : Operator.renderResolved(resolved)
+        )
+      })
+    )
+  })).pipe(
+    Command.withDescription(
+      "settle an unknown record once you know downstream whether its call applied (fenced, audited)"
+    ),
+    operatorExitCodes(
+      "the record was resolved",
+      "refused: KEY names no record or several, the record is not unknown (its state is named), or it changed since it was read (nothing written)"
+    )
+  )
+
+/**
+ * `toolgate purge [--older-than D]`: deletes settled records past their retention (or settled
+ * longer ago than D) and prints how many.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const purge = Command.make("purge", {
+  olderThan: Flag.String("older-than").pipe(
+    Flag.withDescription(
+      "delete settled records last changed longer ago than this (30s, 10m, 2h, 7d), even within their retention; default: those past their retention"
+    ),
+    Flag.optional
+  ),
+  scope: Flag.String("scope").pipe(Flag.withDescription("only this tenant's records"), Flag.optional),
+  json: Flag.Boolean("json").pipe(Flag.withDescription("print {\"purged\": N}"), Flag.withDefault(false)),
+  dataDir: operatorDataDirFlag,
+  store: storeFlag
+}, (flags) =>
+  Effect.gen(function*() {
+    let olderThanMs: number | undefined
+    if (Option.isSome(flags.olderThan)) {
+      olderThanMs = parseMs(flags.olderThan.value)
+      if (olderThanMs === undefined) {
+        return yield* new InputError({
+          reason: `--older-than ${flags.olderThan.value}: not a duration (e.g. 30s, 10m, 7d)`
+        })
+      }
+    }
+    yield* operate(
+      flags.store,
+      flags.dataDir,
+      Effect.gen(function*() {
+        const purged = yield* Records.purge({ olderThanMs, scope: Option.getOrUndefined(flags.scope) })
+        yield* Console.log(
+          flags.json
+            ? JSON.stringify({ purged })
+            : `purged ${purged} settled record${purged === 1 ? "" : "s"}${
+              Option.isSome(flags.scope) ? ` of scope ${flags.scope.value}` : ""
+            } (${
+              olderThanMs === undefined
+                ? "past their retention"
+                : `last changed more than ${flags.olderThan.pipe(Option.getOrElse(() => ""))} ago`
+            }); records in progress or unknown are never purged`
+        )
+      })
+    )
+  })).pipe(
+    Command.withDescription(
+      "delete settled records past their retention (or older than --older-than) and print the count"
+    ),
+    operatorExitCodes("the purge ran (its count is printed, 0 included)", undefined)
+  )
 
 /**
  * The root `toolgate` command.
@@ -308,5 +695,11 @@ export const run = Command.make("run", {
  */
 export const toolgate = Command.make("toolgate").pipe(
   Command.withDescription("gate streamed LLM tool calls until they are complete, and execute each exactly once"),
-  Command.withSubcommands([demo, run, inspect, corpus])
+  Command.annotate(Help.ExitCodes, [
+    [0, "success"],
+    [1, "a usage or input error (one line on stderr)"],
+    [2, "a typed failure of what was asked (each command's help says which)"],
+    [70, "an internal error (a bug)"]
+  ]),
+  Command.withSubcommands([demo, run, inspect, corpus, records, resolve, purge])
 )

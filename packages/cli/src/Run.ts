@@ -27,6 +27,8 @@ import type * as HttpClient from "effect/http/HttpClient"
  * - `finishProfile`: which finish reasons release tool calls; default `strict` for
  *   `api.openai.com` and `api.anthropic.com`, `compatible` for every other base URL
  *   (`FinishProfile.forRequest`).
+ * - `deadlineMs`: the streaming phase's budget, retries included (the pipeline's default 10 min);
+ *   `budgets`: each stream attempt's first-byte and idle budgets, ms (`HttpTransport` defaults).
  *
  * @since 0.1.0
  * @category models
@@ -44,6 +46,8 @@ export interface Options {
   readonly store: string | undefined
   readonly maxTokens: number
   readonly finishProfile?: FinishProfile.FinishProfile | undefined
+  readonly deadlineMs?: number | undefined
+  readonly budgets?: { readonly firstByteMs?: number | undefined; readonly idleMs?: number | undefined } | undefined
   readonly write: (text: string) => void
   readonly warn: (text: string) => void
 }
@@ -59,8 +63,57 @@ export const modelStream = (options: Options): HttpModelStream.Options => ({
   baseUrl: options.baseUrl,
   apiKey: options.apiKey,
   model: options.model,
-  finishProfile: options.finishProfile
+  finishProfile: options.finishProfile,
+  budgets: {
+    ...(options.budgets?.firstByteMs === undefined ? {} : { firstByteMs: options.budgets.firstByteMs }),
+    ...(options.budgets?.idleMs === undefined ? {} : { idleMs: options.budgets.idleMs })
+  }
 })
+
+const isWebhookFailure = (u: unknown): u is { readonly status: number; readonly message: string } =>
+  typeof u === "object" && u !== null && typeof (u as { status?: unknown }).status === "number" &&
+  typeof (u as { message?: unknown }).message === "string"
+
+/**
+ * How `run` prints one call's outcome (after `→ `): `executed: <result JSON>`, `replayed:
+ * <result JSON>` (and, on the lines after, how the arguments differ from the recorded call's), a
+ * webhook's refusal as `rejected by the webhook (<status>): <body excerpt>, recorded as a terminal
+ * failure, will not be retried` (never "applied": the webhook changed nothing it said it did), or
+ * `failed: <tag>: <message>`.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const renderOutcome = (outcome: ToolCallPipeline.CallOutcome): string => {
+  switch (outcome._tag) {
+    case "Executed":
+      return `executed: ${outcome.json}`
+    case "Replayed": {
+      const changes = outcome.argumentChanges
+      if (changes === undefined) return `replayed: ${outcome.json}`
+      const listed = changes.changes.map((c) => `      ${c.path}: ${c.recorded} → ${c.given}`)
+      const more = changes.total > changes.changes.length
+        ? [`      … and ${changes.total - changes.changes.length} more`]
+        : []
+      return [
+        `replayed: ${outcome.json}`,
+        "    the arguments differ from the recorded call's in free text; it was not executed again:",
+        ...listed,
+        ...more
+      ].join("\n")
+    }
+    case "Failed": {
+      const e = outcome.error
+      if (e._tag === "ToolExecutionFailed" && e.classification === "applied" && isWebhookFailure(e.failure)) {
+        const body = e.failure.message === "" ? "(empty body)" : JSON.stringify(e.failure.message)
+        return e.replayed
+          ? `rejected by the webhook (${e.failure.status}) earlier: ${body}; recorded as a terminal failure, replayed, not sent again`
+          : `rejected by the webhook (${e.failure.status}): ${body}; recorded as a terminal failure, will not be retried`
+      }
+      return `failed: ${e._tag}: ${e.message}`
+    }
+  }
+}
 
 /**
  * The model request of a run: the prompt as one user message, the tools of the tools file, the
@@ -98,7 +151,11 @@ export const run = (options: Options) => {
   return Effect.gen(function*() {
     const pipeline = yield* ToolCallPipeline.ToolCallPipeline
     let allSettled = true
-    yield* pipeline.run(modelRequest(options), { toolkit: options.toolkit, scope: options.scope }).pipe(
+    yield* pipeline.run(modelRequest(options), {
+      toolkit: options.toolkit,
+      scope: options.scope,
+      deadlineMs: options.deadlineMs
+    }).pipe(
       Stream.runForEach((output) =>
         Effect.sync(() => {
           switch (output._tag) {
@@ -115,12 +172,8 @@ export const run = (options: Options) => {
               options.write(`\n\nfinish reason: ${finishReason ?? "(none)"}\n`)
               options.write(calls.length === 0 ? "tool calls: none\n" : "tool calls:\n")
               for (const call of calls) {
-                const o = call.outcome
-                if (o._tag === "Failed") allSettled = false
-                const outcome = o._tag === "Failed"
-                  ? `failed: ${o.error._tag}: ${o.error.message}`
-                  : `${o._tag.toLowerCase()}: ${JSON.stringify(o.value)}`
-                options.write(`  ${call.name}(${JSON.stringify(call.arguments)}) → ${outcome}\n`)
+                if (call.outcome._tag === "Failed") allSettled = false
+                options.write(`  ${call.name}(${JSON.stringify(call.arguments)}) → ${renderOutcome(call.outcome)}\n`)
               }
             }
           }

@@ -9,6 +9,7 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Console, Effect, Layer } from "effect"
 import { CliError, CliOutput, Command } from "effect/cli"
 import { toolgate } from "./Cli.js"
+import * as Help from "./Help.js"
 
 const version = "0.1.0"
 
@@ -36,7 +37,7 @@ const main = Command.runWith(toolgate, { version })(process.argv.slice(2)).pipe(
     process.exitCode = 70
     return Console.error(`toolgate: internal error (a bug; please report it)\n${Cause.pretty(cause)}`)
   }),
-  Effect.provide(Layer.mergeAll(NodeServices.layer, presenter))
+  Effect.provide(Layer.mergeAll(NodeServices.layer, presenter, CliOutput.layer(Help.formatter())))
 )
 
 NodeRuntime.runMain(main, { disableErrorReporting: true })

@@ -32,15 +32,27 @@
  * synchronous {@link Digest} (`@toolgate/runtime` uses `node:crypto`); SHA-256 is SHA-256, and the
  * golden vectors in `packages/core/test/IdempotencyKey.test.ts` pin both to the same hashes.
  *
+ * Key policies (scheme `tg1`, version 2 of the tuples). A tool with a `KeyPolicy` (the
+ * {@link Policy} annotation, or a `ToolExecutor` handler's `keyPolicy`) keys its calls by the
+ * policy: the intent key hashes `["toolgate/intent", 2, tenant, scope, tool, keyFields, ordinal]`,
+ * where `scope` is `{"turn": …}` or, for a window-scoped policy, `{"window": {"size", "start",
+ * "zone"}}` (the window's start on the zone's wall clock, from the scope's `eventTime`) and
+ * `keyFields` the declared fields' values by path (default: the arguments without the free text);
+ * the fingerprint hashes `["toolgate/fingerprint", 2, tool, arguments without the free text]`.
+ * Tools without a policy keep the version-1 tuples, byte for byte: their keys never change (the
+ * golden vectors pin both versions).
+ *
  * (One concept, the keys of a call, with both of its digests and the occurrence ordinals: that is
- * why the module is long. The plain-JSON check is `internal/plainJson`.)
+ * why the module is long. The plain-JSON check is `internal/plainJson`; the policy itself is
+ * `KeyPolicy`.)
  *
  * @since 0.1.0
  */
 import canonicalizeJson from "canonicalize"
-import { type Brand, Context, Effect, type Exit, Result, Schema } from "effect"
+import { type Brand, Context, DateTime, Effect, type Exit, Option, Result, Schema } from "effect"
 import type { Tool } from "effect/ai"
 import { violation, wellFormed } from "./internal/plainJson.js"
+import * as KeyPolicy from "./KeyPolicy.js"
 import type { ValidatedToolCall } from "./ToolCall.js"
 
 /**
@@ -75,6 +87,9 @@ export type Fingerprint = Brand.Branded<string, "@toolgate/core/Fingerprint">
  * - `turn`: the business event the model is answering: the client's own `Idempotency-Key` when
  *   the request has one, otherwise conversation id + id of the user message. A client retry of the
  *   same turn must reproduce it; a new turn must not.
+ * - `eventTime`: when the business event happened (the lead's form was received), as the event
+ *   says, not the clock at execution: a retry carries the same value. Window-scoped key policies
+ *   take their window from it (and fail with `MissingEventTime` without it); other keys ignore it.
  *
  * @since 0.1.0
  * @category models
@@ -82,7 +97,18 @@ export type Fingerprint = Brand.Branded<string, "@toolgate/core/Fingerprint">
 export interface Scope {
   readonly tenant: string
   readonly turn: string
+  readonly eventTime?: DateTime.DateTime | Date | undefined
 }
+
+/**
+ * Everything deriving a key can fail with: arguments that do not hash deterministically
+ * ({@link UnkeyableArguments}), a declared key field the call lacks (`MissingKeyField`), a
+ * window-scoped call without an event time (`MissingEventTime`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type KeyError = UnkeyableArguments | KeyPolicy.MissingKeyField | KeyPolicy.MissingEventTime
 
 /**
  * How a key is derived.
@@ -123,10 +149,11 @@ export class UnkeyableArguments extends Schema.TaggedError<UnkeyableArguments>()
 
 /**
  * Tool annotation naming the argument fields that identify the mutation (business ids, target
- * stage, owner, due date), as top-level keys of the schema-encoded arguments. Absent: all
- * arguments are key fields. Free text that the model may rephrase on a retry (a note's wording)
- * belongs outside the key; it still belongs to the fingerprint, so a retry that rephrases it fails
- * with `IdempotencyKeyReused` rather than executing twice.
+ * stage, owner, due date), as top-level keys of the schema-encoded arguments (version-1 keys; a
+ * declared field that is absent is left out). Absent: all arguments are key fields. Free text
+ * outside the key still belongs to the fingerprint, so a retry that rephrases it fails with
+ * `IdempotencyKeyReused` rather than executing twice. For free text that should replay, paths,
+ * missing fields refused and window scopes, use a {@link Policy} instead.
  *
  * ```ts
  * const UpdateStage = Tool.make("UpdateStage", { parameters, success })
@@ -142,6 +169,23 @@ export const KeyFields = Context.Reference<ReadonlyArray<string> | undefined>(
     defaultValue: () => undefined
   }
 )
+
+/**
+ * Tool annotation holding the tool's key policy (see `KeyPolicy`): key fields by path, free text
+ * that neither keys nor must match, and an optional calendar-window scope. It takes precedence
+ * over {@link KeyFields}; a `ToolExecutor` handler's `keyPolicy` takes precedence over it.
+ *
+ * ```ts
+ * const CreateTask = Tool.make("create_task", { parameters, success })
+ *   .annotate(IdempotencyKey.Policy, KeyPolicy.makeUnsafe({ keyFields: ["lead_id"], freeText: ["title"] }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category annotations
+ */
+export const Policy = Context.Reference<KeyPolicy.KeyPolicy | undefined>("@toolgate/core/IdempotencyKey/Policy", {
+  defaultValue: () => undefined
+})
 
 /**
  * A SHA-256 implementation: the lowercase hex digest of a string's UTF-8 bytes.
@@ -192,9 +236,11 @@ export const canonical = (value: unknown, toolName = ""): Result.Result<string, 
  * The canonical key material of one call: what the intent key and the fingerprint hash.
  *
  * - `keyFields`: canonical JSON of the key fields (an object with only the declared fields;
- *   all arguments when none are declared).
+ *   all arguments when none are declared; under a policy, the fields' values by path).
  * - `arguments`: canonical JSON of the full arguments.
  * - `occurrence`: canonical JSON of `[tool, keyFields]`, what {@link Occurrences} counts.
+ * - `policy`, `matched`: the tool's key policy and canonical JSON of the arguments without its
+ *   free text (what the version-2 fingerprint hashes); absent for version-1 material.
  *
  * @since 0.1.0
  * @category models
@@ -204,6 +250,8 @@ export interface Material {
   readonly keyFields: string
   readonly arguments: string
   readonly occurrence: string
+  readonly policy?: KeyPolicy.KeyPolicy | undefined
+  readonly matched?: string | undefined
 }
 
 /**
@@ -253,6 +301,40 @@ export const material = (
   })
 }
 
+/**
+ * Builds the canonical material of a call under a key policy from its schema-encoded arguments
+ * (a JSON object): the key fields' values by path (or the arguments without the free text), the
+ * full arguments, and the arguments without the free text.
+ *
+ * Fails with `UnkeyableArguments` when the arguments are not plain JSON, and with
+ * `MissingKeyField` when the call lacks a declared key field.
+ *
+ * @since 0.1.0
+ * @category key material
+ */
+export const policyMaterial = (
+  tool: string,
+  args: unknown,
+  policy: KeyPolicy.KeyPolicy
+): Result.Result<Material, UnkeyableArguments | KeyPolicy.MissingKeyField> => {
+  const all = canonical(args, tool)
+  if (Result.isFailure(all)) return Result.fail(all.failure)
+  const selected = KeyPolicy.select(policy, args, tool)
+  if (Result.isFailure(selected)) return Result.fail(selected.failure)
+  const keyText = selected.success.key === args ? all : canonical(selected.success.key, tool)
+  if (Result.isFailure(keyText)) return Result.fail(keyText.failure)
+  const matched = selected.success.matched === args ? all : canonical(selected.success.matched, tool)
+  if (Result.isFailure(matched)) return Result.fail(matched.failure)
+  return Result.succeed({
+    tool,
+    keyFields: keyText.success,
+    arguments: all.success,
+    occurrence: `[${JSON.stringify(tool)},${keyText.success}]`,
+    policy,
+    matched: matched.success
+  })
+}
+
 const scopeViolation = (scope: Scope, tool: string): UnkeyableArguments | undefined =>
   !wellFormed(scope.tenant) || !wellFormed(scope.turn)
     ? new UnkeyableArguments({ toolName: tool, path: "", reason: "scope contains a lone surrogate" })
@@ -273,14 +355,67 @@ export const intentInput = (scope: Scope, m: Material, ordinal: number): string 
   },${m.keyFields},${ordinal}]`
 
 /**
+ * The exact text a version-2 intent key (a tool with a key policy) hashes: canonical JSON of
+ * `["toolgate/intent", 2, tenant, scope, tool, keyFields, ordinal]`, `scope` being `{"turn": …}`
+ * or, for a window-scoped policy, `{"window": {"size", "start", "zone"}}` with the window the
+ * scope's `eventTime` falls in.
+ *
+ * Fails with `MissingEventTime` when the policy is window-scoped and the scope has no usable
+ * event time.
+ *
+ * @since 0.1.0
+ * @category key material
+ */
+export const policyIntentInput = (
+  scope: Scope,
+  m: Material,
+  ordinal: number
+): Result.Result<string, KeyPolicy.MissingEventTime> => {
+  const window = m.policy?.window
+  let part: string
+  if (window === undefined) {
+    part = `{"turn":${JSON.stringify(scope.turn)}}`
+  } else {
+    const eventTime = scope.eventTime === undefined
+      ? undefined
+      : DateTime.isDateTime(scope.eventTime)
+      ? scope.eventTime
+      : Option.getOrUndefined(DateTime.make(scope.eventTime))
+    if (scope.eventTime !== undefined && eventTime === undefined) {
+      return Result.fail(
+        new KeyPolicy.MissingEventTime({ toolName: m.tool, reason: "its event time is not a valid date" })
+      )
+    }
+    const start = KeyPolicy.windowStart(window, eventTime, m.tool)
+    if (Result.isFailure(start)) return Result.fail(start.failure)
+    part = `{"window":{"size":${JSON.stringify(window.size)},"start":${JSON.stringify(start.success)},"zone":${
+      JSON.stringify(window.timeZone)
+    }}}`
+  }
+  return Result.succeed(
+    `["toolgate/intent",2,${JSON.stringify(scope.tenant)},${part},${JSON.stringify(m.tool)},${m.keyFields},${ordinal}]`
+  )
+}
+
+/**
  * The exact text the fingerprint hashes: canonical JSON of
- * `["toolgate/fingerprint", 1, tool, arguments]`.
+ * `["toolgate/fingerprint", 1, tool, arguments]`, or, for material of a tool with a key policy,
+ * `["toolgate/fingerprint", 2, tool, arguments without the free text]`.
  *
  * @since 0.1.0
  * @category key material
  */
 export const fingerprintInput = (m: Material): string =>
-  `["toolgate/fingerprint",1,${JSON.stringify(m.tool)},${m.arguments}]`
+  m.policy !== undefined && m.matched !== undefined
+    ? `["toolgate/fingerprint",2,${JSON.stringify(m.tool)},${m.matched}]`
+    : `["toolgate/fingerprint",1,${JSON.stringify(m.tool)},${m.arguments}]`
+
+/** The text an intent key hashes: version 1, or version 2 for material of a tool with a key policy. */
+const keyInput = (scope: Scope, m: Material, ordinal: number): Result.Result<string, KeyError> => {
+  const bad = intentViolation(scope, m, ordinal)
+  if (bad !== undefined) return Result.fail(bad)
+  return m.policy === undefined ? Result.succeed(intentInput(scope, m, ordinal)) : policyIntentInput(scope, m, ordinal)
+}
 
 /**
  * The exact text the provider-id key hashes: canonical JSON of
@@ -303,9 +438,11 @@ export const format = (hexDigest: string): string => `${algorithm}:${hexDigest}`
 /**
  * The intent key of one call. `ordinal` is 0 for the first call with this tool and these key
  * fields in the turn, 1 for the second identical one, and so on (see {@link Occurrences}).
+ * Material of a tool with a key policy gives a version-2 key ({@link policyIntentInput}).
  *
  * Fails with `UnkeyableArguments` when the scope or tool name is not well-formed text, or the
- * ordinal is not a non-negative integer.
+ * ordinal is not a non-negative integer; with `MissingEventTime` for a window-scoped policy
+ * without an event time.
  *
  * @since 0.1.0
  * @category keys
@@ -315,11 +452,11 @@ export const intentKey = (
   m: Material,
   ordinal: number,
   digest: Digest = webCryptoDigest
-): Effect.Effect<IntentKey, UnkeyableArguments> => {
-  const bad = intentViolation(scope, m, ordinal)
-  return bad !== undefined
-    ? Effect.fail(bad)
-    : Effect.map(digest(intentInput(scope, m, ordinal)), (h) => format(h) as IntentKey)
+): Effect.Effect<IntentKey, UnkeyableArguments | KeyPolicy.MissingEventTime> => {
+  const input = keyInput(scope, m, ordinal)
+  return Result.isFailure(input)
+    ? Effect.fail(input.failure as UnkeyableArguments | KeyPolicy.MissingEventTime)
+    : Effect.map(digest(input.success), (h) => format(h) as IntentKey)
 }
 
 const intentViolation = (scope: Scope, m: Material, ordinal: number): UnkeyableArguments | undefined =>
@@ -407,14 +544,20 @@ const parameterEncoders = new WeakMap<Tool.Any, (u: unknown) => Exit.Exit<unknow
  * Encodes a validated call's parameters to JSON with its tool's parameters Schema
  * (`Schema.toCodecJson`, so defaults and transformations normalise them: `{q}` and
  * `{q, limit: 10}` agree when `limit` defaults to 10, and a `Date` becomes its ISO string)
- * and returns its canonical material, using the tool's {@link KeyFields} annotation.
+ * and returns its canonical material under the key policy: `policy` when given, else the tool's
+ * {@link Policy} annotation (version-2 material), else its {@link KeyFields} annotation
+ * (version 1).
  *
- * Fails with `UnkeyableArguments` when encoding fails or the encoded value is not plain JSON.
+ * Fails with `UnkeyableArguments` when encoding fails or the encoded value is not plain JSON, and
+ * with `MissingKeyField` when the call lacks a key field its policy declares.
  *
  * @since 0.1.0
  * @category key material
  */
-export const materialOf = (call: ValidatedToolCall): Result.Result<Material, UnkeyableArguments> => {
+export const materialOf = (
+  call: ValidatedToolCall,
+  policy?: KeyPolicy.KeyPolicy | undefined
+): Result.Result<Material, UnkeyableArguments | KeyPolicy.MissingKeyField> => {
   const tool: Tool.Any = call.tool
   let encode = parameterEncoders.get(tool)
   if (encode === undefined) {
@@ -431,7 +574,10 @@ export const materialOf = (call: ValidatedToolCall): Result.Result<Material, Unk
       })
     )
   }
-  return material(call.name, encoded.value, Context.get(tool.annotations, KeyFields))
+  const chosen = policy ?? Context.get(tool.annotations, Policy)
+  return chosen !== undefined
+    ? policyMaterial(call.name, encoded.value, chosen)
+    : material(call.name, encoded.value, Context.get(tool.annotations, KeyFields))
 }
 
 /**
@@ -445,7 +591,7 @@ export type SyncDigest = (text: string) => string
 
 /**
  * {@link forCall} with a synchronous digest: the same keys, without an Effect per hash (the
- * executor's hot path). Fails with `UnkeyableArguments`.
+ * executor's hot path). Fails with a {@link KeyError}.
  *
  * @since 0.1.0
  * @category keys
@@ -458,11 +604,12 @@ export const forCallSync = (
     readonly strategy?: Strategy | undefined
     readonly digest: SyncDigest
     readonly material?: Material | undefined
+    readonly policy?: KeyPolicy.KeyPolicy | undefined
   }
-): Result.Result<CallKeys, UnkeyableArguments> => {
+): Result.Result<CallKeys, KeyError> => {
   let m = options.material
   if (m === undefined) {
-    const derived = materialOf(call)
+    const derived = materialOf(call, options.policy)
     if (Result.isFailure(derived)) return Result.fail(derived.failure)
     m = derived.success
   }
@@ -481,10 +628,9 @@ export const forCallSync = (
     }
     key = format(options.digest(providerIdInput(scope.tenant, call.name, call.id))) as IntentKey
   } else {
-    const ordinal = options.ordinal ?? 0
-    const bad = intentViolation(options.scope, m, ordinal)
-    if (bad !== undefined) return Result.fail(bad)
-    key = format(options.digest(intentInput(options.scope, m, ordinal))) as IntentKey
+    const input = keyInput(options.scope, m, options.ordinal ?? 0)
+    if (Result.isFailure(input)) return Result.fail(input.failure)
+    key = format(options.digest(input.success)) as IntentKey
   }
   return Result.succeed({ key, fingerprint: format(options.digest(fingerprintInput(m))) as Fingerprint, material: m })
 }
@@ -495,8 +641,9 @@ export const forCallSync = (
  * - `ordinal`: the call's occurrence ordinal in the turn (default 0).
  * - `strategy`: `"intent"` (default) or `"providerId"` (needs the call's provider id).
  * - `digest`: the SHA-256 implementation (default Web Crypto).
+ * - `policy`: the tool's key policy (default: its {@link Policy} annotation, if any).
  *
- * Fails with `UnkeyableArguments`.
+ * Fails with a {@link KeyError}.
  *
  * @since 0.1.0
  * @category keys
@@ -509,11 +656,12 @@ export const forCall = (
     readonly strategy?: Strategy | undefined
     readonly digest?: Digest | undefined
     readonly material?: Material | undefined
+    readonly policy?: KeyPolicy.KeyPolicy | undefined
   }
-): Effect.Effect<CallKeys, UnkeyableArguments> =>
+): Effect.Effect<CallKeys, KeyError> =>
   Effect.gen(function*() {
     const digest = options.digest ?? webCryptoDigest
-    const m = options.material ?? (yield* Effect.fromResult(materialOf(call)))
+    const m = options.material ?? (yield* Effect.fromResult(materialOf(call, options.policy)))
     let key: IntentKey
     if (options.strategy === "providerId") {
       if (call.id === null || call.id === "") {

@@ -17,6 +17,9 @@ export * as FinishReason from "./FinishReason.js"
 export * as IdempotencyKey from "./IdempotencyKey.js"
 
 /** @since 0.1.0 */
+export * as KeyPolicy from "./KeyPolicy.js"
+
+/** @since 0.1.0 */
 export * as ModelStream from "./ModelStream.js"
 
 /** @since 0.1.0 */

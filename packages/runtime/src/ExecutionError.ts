@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import type { IdempotencyKey } from "@toolgate/core"
+import type { IdempotencyKey, KeyPolicy } from "@toolgate/core"
 import { Schema } from "effect"
 import * as StoredError from "./StoredError.js"
 
@@ -40,9 +40,16 @@ export class ExecutionInProgress extends Schema.TaggedError<ExecutionInProgress>
 }
 
 /**
- * The key was used before with different arguments (another fingerprint). Never executes, never
- * takes over (Stripe `idempotency_error`, IETF draft 422). Usually a tool whose declared key fields
- * leave out something that matters, or a model that changed its mind within one turn.
+ * The key was used before with arguments that differ where they must match (another
+ * fingerprint): under a key policy, anywhere outside the declared free text (a different
+ * `amount` for the same lead and window); without one, anywhere outside the declared key fields.
+ * Never executes, never takes over, never replays (Stripe `idempotency_error`, IETF draft 422).
+ * Usually a model that changed its mind about a value that matters, or a key policy whose key
+ * fields leave out part of the business identity.
+ *
+ * `paths` names where the arguments differ (at most 10, in path order; never the values, which
+ * may be personal data), `pathCount` how many paths differ (`null` when the record keeps no
+ * arguments to compare: written before the store kept them, or over 256 KiB).
  *
  * @since 0.1.0
  * @category errors
@@ -53,12 +60,21 @@ export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReuse
   /** Fingerprint stored with the key. */
   storedFingerprint: Schema.String,
   /** Fingerprint of this call's arguments. */
-  fingerprint: Schema.String
+  fingerprint: Schema.String,
+  /** The argument paths that differ (at most 10). */
+  paths: Schema.Array(Schema.String),
+  /** How many argument paths differ; `null` when the record keeps no arguments to compare. */
+  pathCount: Schema.NullOr(Schema.Int)
 }) {
   override get message(): string {
+    const where = this.pathCount === null
+      ? "arguments that differ (the record keeps none to compare)"
+      : `arguments that differ at ${this.paths.join(", ")}${
+        this.pathCount > this.paths.length ? ` and ${this.pathCount - this.paths.length} more` : ""
+      }`
     return `key ${this.keyHash} of tool ${
       JSON.stringify(this.toolName)
-    } was already used with other arguments (${this.storedFingerprint} ≠ ${this.fingerprint})`
+    } was already used with ${where}; this call was not executed and nothing was replayed`
   }
 }
 
@@ -85,6 +101,10 @@ export const FailureClass = Schema.Literals(["not_applied", "applied"])
  * - `retryable`: `not_applied` and attempts remain, so calling again runs the handler again.
  * - `replayed`: this is the cached outcome of an earlier execution; the handler did not run now.
  *
+ * The message never says "applied" (a classification that means "terminal: the failure is the
+ * outcome"), so that a downstream's refusal cannot be read as a change it made: it says the
+ * failure was recorded as terminal and will not be retried, or that nothing was applied.
+ *
  * @since 0.1.0
  * @category errors
  */
@@ -99,9 +119,14 @@ export class ToolExecutionFailed extends Schema.TaggedError<ToolExecutionFailed>
   detail: Schema.String
 }) {
   override get message(): string {
-    return `tool ${JSON.stringify(this.toolName)} failed (${this.classification}${
-      this.replayed ? ", replayed" : ""
-    }) for key ${this.keyHash}: ${this.detail}`
+    const after = this.classification === "applied"
+      ? this.replayed
+        ? "recorded earlier as a terminal failure; replayed, not retried"
+        : "recorded as a terminal failure, will not be retried"
+      : this.retryable
+      ? "not applied; a later call may retry it"
+      : "not applied; no attempt is left"
+    return `tool ${JSON.stringify(this.toolName)} failed for key ${this.keyHash}: ${this.detail}; ${after}`
   }
 }
 
@@ -287,6 +312,8 @@ export const StoreOperation = Schema.Literals([
   "purge",
   "journal",
   "journalOf",
+  "list",
+  "resolutions",
   "migrate"
 ])
 
@@ -321,8 +348,9 @@ export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("St
 
 /**
  * What an `InvalidExecutorOptions` is about: one of `ToolExecutor.Options`, a handler's override
- * of one (`leaseMs`, `timeoutMs`, `maxAttempts`), `handlers` (a tool of the toolkit has no handler)
- * or `probe` (a `reconcile` handler without one).
+ * of one (`leaseMs`, `timeoutMs`, `maxAttempts`), `handlers` (a tool of the toolkit has no handler),
+ * `probe` (a `reconcile` handler without one) or `keyPolicy` (a handler's key policy that
+ * `KeyPolicy.make` refuses).
  *
  * @since 0.1.0
  * @category models
@@ -338,7 +366,8 @@ export const ExecutorOption = Schema.Literals([
   "storeRetries",
   "concurrency",
   "handlers",
-  "probe"
+  "probe",
+  "keyPolicy"
 ])
 
 /**
@@ -392,9 +421,11 @@ export class InvalidStoreRequest extends Schema.TaggedError<InvalidStoreRequest>
 }
 
 /**
- * Every error `ToolExecutor.execute` can fail with: the execution errors above plus
- * `UnkeyableArguments` from `@toolgate/core` (the arguments cannot be hashed deterministically;
- * nothing was claimed).
+ * Every error `ToolExecutor.execute` can fail with: the execution errors above plus the key
+ * errors of `@toolgate/core`, raised before anything is claimed: `UnkeyableArguments` (the
+ * arguments cannot be hashed deterministically), `MissingKeyField` (the call lacks a key field its
+ * tool's key policy declares) and `MissingEventTime` (a window-scoped tool called without an
+ * event time).
  *
  * @since 0.1.0
  * @category models
@@ -410,3 +441,5 @@ export type ExecutionError =
   | ResultTooLarge
   | StoreUnavailable
   | IdempotencyKey.UnkeyableArguments
+  | KeyPolicy.MissingKeyField
+  | KeyPolicy.MissingEventTime

@@ -26,7 +26,8 @@ import { Effect, Metric, Schema } from "effect"
  *   interrupted handler).
  * - `store_unavailable`: the store could not be reached for a step of the execution (the record
  *   is as its last successful write left it).
- * - `unkeyable`: the arguments could not be keyed; nothing was claimed.
+ * - `unkeyable`: the call could not be keyed (`UnkeyableArguments`, `MissingKeyField`,
+ *   `MissingEventTime`); nothing was claimed.
  * - `takeover`: an expired lease or an unknown record was taken over (counted besides the result).
  * - `reconciled`: a takeover found the effect downstream through the tool's probe.
  * - `exhausted`: attempts are used up.

@@ -29,6 +29,13 @@
  *    and journal details are at most {@link maxResultBytes} bytes of JSON text.
  * 7. Impossible requests are refused before anything is read or written (`InvalidStoreRequest`):
  *    a lease of 0 ms or less, a negative retention, an attempt limit below 1.
+ * 8. An operator's resolution of an `unknown` record is fenced like any write and, given an
+ *    `audit`, recorded in the same statement (who, when, why, what the record held), kept when
+ *    the record is purged.
+ *
+ * The operator's view: {@link Service.list} (records by scope, key prefix, status and tool, newest
+ * first), {@link Service.resolutions} (the audit of a record), `purge` (by retention, or by age).
+ * `Records` is the same as documented operator calls.
  *
  * Layers: {@link layerSql} (PostgreSQL or PGlite, one implementation), {@link layerMemory}.
  *
@@ -120,7 +127,12 @@ export interface FencedRef extends RecordRef {
  * A claim. Refused with `InvalidStoreRequest` when `leaseMs` is not a finite number > 0,
  * `retentionMs` not a finite number ≥ 0, or `maxAttempts` not an integer ≥ 1.
  *
- * - `tool`: tool name (diagnostics); `fingerprint`: of the full arguments.
+ * - `tool`: tool name (diagnostics); `fingerprint`: of the arguments the key must match (all of
+ *   them, or all but a key policy's free text).
+ * - `arguments`: the call's arguments as canonical JSON text, kept on the record (for the
+ *   operator, and to say how a later call's arguments differ); at most {@link maxResultBytes}
+ *   bytes (larger: pass `null`, nothing is kept). A claim that takes the record over writes its
+ *   own.
  * - `owner`: a token unique to this execution (diagnostics, and resuming a claim whose response
  *   was lost).
  * - `leaseMs`: lease length, ms. `retentionMs`: how long the settled record is kept, ms (≥ the
@@ -134,6 +146,7 @@ export interface FencedRef extends RecordRef {
 export interface ClaimRequest extends RecordRef {
   readonly tool: string
   readonly fingerprint: string
+  readonly arguments?: string | null | undefined
   readonly owner: string
   readonly leaseMs: number
   readonly retentionMs: number
@@ -164,8 +177,9 @@ export interface Lease extends FencedRef {
  *
  * `resultText` is the stored result exactly as written (JSON text of the result encoded with the
  * tool's success Schema), `result` its parsed value; `error` the parsed stored error (the
- * executor's are `StoredError`s). `retryAfterMs` is the lease time left in ms, rounded up (0 when
- * none or expired).
+ * executor's are `StoredError`s); `argumentsText` the arguments of the call that last claimed it
+ * (canonical JSON; `null` when none were kept: written before the store kept them, or too large).
+ * `retryAfterMs` is the lease time left in ms, rounded up (0 when none or expired).
  *
  * @since 0.1.0
  * @category models
@@ -180,6 +194,7 @@ export interface StoredRecord extends FencedRef {
   readonly generation: number
   readonly recovery: Recovery
   readonly owner: string | null
+  readonly argumentsText: string | null
   readonly resultText: string | null
   readonly result: unknown
   readonly error: unknown
@@ -231,6 +246,55 @@ export interface At {
 }
 
 /**
+ * Who resolved a record and why, recorded with the resolution: `by` (a person or a system,
+ * at most 200 characters), `reason` (at most 2,000 characters; `null`: none given).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Audit {
+  readonly by: string
+  readonly reason: string | null
+}
+
+/**
+ * One audited resolution of a record: the fence it was resolved at, the status it was given,
+ * the result or error written (JSON text), the stored error the record held while `unknown`
+ * (`parkedError`: why it was parked), who, why and when (the store's clock).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResolutionEntry extends FencedRef {
+  readonly tool: string
+  readonly status: Status
+  readonly resultText: string | null
+  readonly errorText: string | null
+  readonly parkedError: unknown
+  readonly by: string
+  readonly reason: string | null
+  readonly at: Date
+}
+
+/**
+ * Which records {@link Service.list} returns, newest change first (`updatedAt`, then key), at most
+ * `limit` (default 50, from 1 to 1,000; anything else is clamped into that range):
+ *
+ * - `scope`: one tenant's; `keyPrefix`: keys that start with it (`tg1:sha256:0ec1…`);
+ * - `status`: any of these statuses; `tool`: one tool's.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ListQuery extends At {
+  readonly scope?: string | undefined
+  readonly keyPrefix?: string | undefined
+  readonly status?: ReadonlyArray<Status> | undefined
+  readonly tool?: string | undefined
+  readonly limit?: number | undefined
+}
+
+/**
  * The service. Every operation fails with `StoreUnavailable` when the store cannot be reached (or
  * refuses a value, e.g. a result over {@link maxResultBytes}: reason `ConstraintError`); fenced
  * writes fail with `LeaseLost` when the record's fence or status is not the one held, and then
@@ -275,11 +339,15 @@ export interface Service {
   ) => Effect.Effect<bigint, LeaseLost | StoreUnavailable>
   /** Parks an expired lease seen at `fence` as `unknown`; `None` when someone acted first. */
   readonly parkExpired: (ref: FencedRef, options?: At) => Effect.Effect<Option.Option<bigint>, StoreUnavailable>
-  /** Resolves an `unknown` record seen at `fence`. */
+  /**
+   * Resolves an `unknown` record seen at `fence` (`LeaseLost` when it is no longer `unknown` at
+   * that fence: changed meanwhile). With `audit`, the resolution is recorded in the same
+   * statement (see {@link resolutions}).
+   */
   readonly resolve: (
     ref: FencedRef,
     resolution: Resolution,
-    options: At & { readonly retentionMs: number }
+    options: At & { readonly retentionMs: number; readonly audit?: Audit | undefined }
   ) => Effect.Effect<void, LeaseLost | StoreUnavailable>
   /**
    * The reaper: parks leases expired for more than `graceMs` (default 0) whose recovery is `manual`
@@ -292,10 +360,23 @@ export interface Service {
       readonly batchSize?: number | undefined
     }
   ) => Effect.Effect<ReadonlyArray<FencedRef>, StoreUnavailable>
-  /** Deletes settled records past retention, in batches of `batchSize` (default 500) until none is left. */
+  /**
+   * Deletes settled records past retention (or, with `olderThanMs`, settled records last changed
+   * more than that many ms ago, whatever their retention; with `scope`, only that tenant's), in
+   * batches of `batchSize` (default 500) until none is left; returns how many. Records in progress
+   * or `unknown` are never deleted.
+   */
   readonly purge: (
-    options?: At & { readonly batchSize?: number | undefined }
+    options?: At & {
+      readonly batchSize?: number | undefined
+      readonly olderThanMs?: number | undefined
+      readonly scope?: string | undefined
+    }
   ) => Effect.Effect<number, StoreUnavailable>
+  /** Records matching a query, newest change first (see {@link ListQuery}). */
+  readonly list: (query: ListQuery) => Effect.Effect<ReadonlyArray<StoredRecord>, StoreUnavailable>
+  /** The audited resolutions of one record, oldest first. */
+  readonly resolutions: (ref: RecordRef) => Effect.Effect<ReadonlyArray<ResolutionEntry>, StoreUnavailable>
   /** Journals an attempt whose outcome the record could not take (a lease lost after the handler ran). */
   readonly journal: (
     lease: FencedRef,
@@ -382,7 +463,8 @@ export const layerMemory: Layer.Layer<IdempotencyStore> = Layer.effect(Idempoten
 
 /**
  * SQL store options. `schema`: the PostgreSQL schema holding the tables (`idem_record`,
- * `idem_attempt`, sequence `idem_fence_seq`, migrations table `toolgate_migrations`); default
+ * `idem_attempt`, `idem_resolution`, sequence `idem_fence_seq`, migrations table
+ * `toolgate_migrations`); default
  * `toolgate`. Lowercase letters, digits and `_`, starting with a letter or `_`, ≤ 63 characters.
  *
  * @since 0.1.0
@@ -403,8 +485,11 @@ export const defaultSchema = "toolgate"
 /**
  * The store's migrations for `schema`, as a `Migrator` loader: `1_idempotency_records` (the
  * tables), `2_stored_text` (results, errors and journal details kept as the exact JSON text
- * written, and errors bounded like results; rows written before keep their values). `layerSql`
- * runs them; exported so an application can run them with its own migrations.
+ * written, and errors bounded like results; rows written before keep their values),
+ * `3_resolution_audit` (the `idem_resolution` audit of operators' resolutions, and the records'
+ * `arguments`, so an operator sees what a call was and a replay can say how its arguments
+ * differed; rows written before have none). `layerSql` runs them; exported so an application can
+ * run them with its own migrations.
  *
  * @since 0.1.0
  * @category migrations
@@ -437,7 +522,8 @@ export interface SqlStatement {
  * The SQL of the two statements every execution runs, rendered for `schema`: the claim (an
  * insert-or-take-over returning the lease) and the completion (a fenced update). For a DBA's
  * review, or a benchmark's floor: the same statements through the same client, without the
- * service. `parameters` names `$1`, `$2`, … in order (`now`: `null` for the database clock).
+ * service. `parameters` names `$1`, `$2`, … in order (`now`: `null` for the database clock;
+ * `arguments`: the canonical JSON text of the call's arguments, or `null`).
  *
  * @since 0.1.0
  * @category migrations

@@ -34,6 +34,7 @@ import {
   Assembler,
   type AssemblyError,
   type IdempotencyKey,
+  type KeyPolicy,
   ModelStream,
   ModelStreamError,
   type StreamEvent,
@@ -105,13 +106,21 @@ export interface RunOptions<Tools extends Record<string, Tool.Any>> {
  *   handler did not run); `failed`: the typed `ExecutionError`.
  * - `json`: the result's JSON text as stored; a replay's is byte for byte the execution's (send
  *   this to the model, not a re-encoding, and a retried turn sends the same bytes).
+ * - `argumentChanges` (replays): how the call's arguments differ from the recorded call's, e.g.
+ *   a rephrased free-text title (see `ToolExecutor.Replayed`).
  *
  * @since 0.1.0
  * @category models
  */
 export type CallOutcome =
   | { readonly _tag: "Executed"; readonly value: unknown; readonly json: string; readonly key: string }
-  | { readonly _tag: "Replayed"; readonly value: unknown; readonly json: string; readonly key: string }
+  | {
+    readonly _tag: "Replayed"
+    readonly value: unknown
+    readonly json: string
+    readonly key: string
+    readonly argumentChanges?: KeyPolicy.Changes | undefined
+  }
   | { readonly _tag: "Failed"; readonly error: ExecutionError.ExecutionError }
 
 /**
@@ -268,7 +277,13 @@ const toOutcome = (r: Result.Result<ToolExecutor.Outcome<unknown>, ExecutionErro
     ? { _tag: "Failed", error: r.failure }
     : r.success._tag === "Executed"
     ? { _tag: "Executed", value: r.success.value, json: r.success.json, key: r.success.key }
-    : { _tag: "Replayed", value: r.success.value, json: r.success.json, key: r.success.key }
+    : {
+      _tag: "Replayed",
+      value: r.success.value,
+      json: r.success.json,
+      key: r.success.key,
+      argumentChanges: r.success.argumentChanges
+    }
 
 /**
  * Builds the pipeline over the `ModelStream` and `ToolExecutor` in context.

@@ -5,15 +5,21 @@
  *
  * `execute(call, { scope })`:
  *
- * 1. Derives the intent key and fingerprint (`@toolgate/core` `IdempotencyKey`).
+ * 1. Derives the intent key and fingerprint (`@toolgate/core` `IdempotencyKey`), under the tool's
+ *    key policy (`KeyPolicy`: the handler's `keyPolicy`, else the tool's `IdempotencyKey.Policy`
+ *    annotation): key fields by path, free text left out of the key and the match, a calendar
+ *    window taken from the scope's `eventTime`. A call that cannot be keyed fails before anything
+ *    is claimed (`UnkeyableArguments`, `MissingKeyField`, `MissingEventTime`).
  * 2. Claims the key. A won claim runs the tool's handler under a timeout, with a heartbeat fiber
  *    that extends the lease (every `heartbeatMs`, default `leaseMs / 3`) and interrupts the
  *    handler if the lease is lost, then records the outcome with a fenced write and returns
  *    `Executed(result)`.
  * 3. A lost claim is answered by the record that prevented it: a stored result is
- *    `Replayed(result)` — its JSON text byte for byte as the execution produced it (`json`) —
- *    and a stored failure answers as the execution did, without calling the handler; another
- *    fingerprint fails with `IdempotencyKeyReused` and never executes; a record whose attempts
+ *    `Replayed(result)` — its JSON text byte for byte as the execution produced it (`json`), and
+ *    how this call's arguments differ from the recorded call's (`argumentChanges`: a rephrased
+ *    free-text field) — and a stored failure answers as the execution did, without calling the
+ *    handler; another fingerprint fails with `IdempotencyKeyReused` (naming the differing paths)
+ *    and never executes; a record whose attempts
  *    are used up is `AttemptsExhausted` (with the last stored error, a `StoredError`) or
  *    `OutcomeUnknown`.
  * 4. A live lease elsewhere waits (a bounded `Schedule`, polling the claim) and then fails with
@@ -56,7 +62,7 @@
  *
  * @since 0.1.0
  */
-import type { IdempotencyKey, ToolCall } from "@toolgate/core"
+import type { IdempotencyKey, KeyPolicy, ToolCall } from "@toolgate/core"
 import { Context, Effect, Layer, Result, type Schedule } from "effect"
 import type { Tool, Toolkit } from "effect/ai"
 import type { ExecutionError, InvalidExecutorOptions } from "./ExecutionError.js"
@@ -222,6 +228,9 @@ export interface Executed<A> {
  * The recorded result of an earlier execution; the handler did not run. `json` is the stored
  * JSON text, byte for byte the `json` of the execution (on every store), `encoded` its parsed
  * value (members in the same order). `waited`: this call waited for another worker's lease first.
+ * `argumentChanges`: how this call's arguments differ from the recorded call's (under a key
+ * policy, in its free text: a rephrased title), as paths with bounded excerpts of both values;
+ * `undefined` when they are the same (or the record keeps no arguments to compare).
  *
  * @since 0.1.0
  * @category models
@@ -233,6 +242,7 @@ export interface Replayed<A> {
   readonly json: string
   readonly key: string
   readonly waited: boolean
+  readonly argumentChanges?: KeyPolicy.Changes | undefined
 }
 
 /**

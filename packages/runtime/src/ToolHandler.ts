@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+import type { KeyPolicy } from "@toolgate/core"
 import type { Effect, Option } from "effect"
 import { Schema } from "effect"
 import type { Tool } from "effect/ai"
@@ -107,6 +108,12 @@ interface HandlerBase<T extends Tool.Any, R> {
   readonly maxAttempts?: number | undefined
   /** A downstream reference to store with a result (a CRM object id), for reconciliation. */
   readonly externalRef?: ((result: Tool.Success<T>) => string | null) | undefined
+  /**
+   * The tool's key policy (see `KeyPolicy` of `@toolgate/core`), checked or as written; it takes
+   * precedence over the tool's `IdempotencyKey.Policy` annotation. A policy `KeyPolicy.make`
+   * refuses fails construction with `InvalidExecutorOptions` (`keyPolicy`).
+   */
+  readonly keyPolicy?: KeyPolicy.KeyPolicy | KeyPolicy.Input | undefined
 }
 
 /**

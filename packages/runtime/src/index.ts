@@ -1,7 +1,8 @@
 /**
  * @toolgate/runtime: services and layers on core's interfaces that execute released tool calls
- * exactly once — the SQL-backed idempotency store (PostgreSQL or embedded PGlite), the tool
- * executor, the HTTP webhook handler, the turn pipeline, their typed errors and metrics.
+ * exactly once — the SQL-backed idempotency store (PostgreSQL or embedded PGlite) and its
+ * operator calls, the tool executor, the HTTP webhook handler, the turn pipeline, their typed
+ * errors and metrics.
  *
  * @since 0.1.0
  */
@@ -17,6 +18,9 @@ export * as ExecutionMetrics from "./ExecutionMetrics.js"
 
 /** @since 0.1.0 */
 export * as IdempotencyStore from "./IdempotencyStore.js"
+
+/** @since 0.1.0 */
+export * as Records from "./Records.js"
 
 /** @since 0.1.0 */
 export * as StoredError from "./StoredError.js"

@@ -1,12 +1,13 @@
 /**
  * Rows written by the previous version of the SQL store (migration 1 only: results, errors and
- * journal details as `jsonb`, errors unbounded) still read after migration 2: replays decode,
- * stored errors decode as `StoredError`s, a 1 MiB error written before the bound stays readable.
- * On the PostgreSQL server and on PGlite.
+ * journal details as `jsonb`, errors unbounded) still read after migrations 2 and 3: replays
+ * decode, stored errors decode as `StoredError`s, a 1 MiB error written before the bound stays
+ * readable, old rows keep no arguments and an old `unknown` row resolves, audited. On the
+ * PostgreSQL server and on PGlite.
  */
 import { assert, layer } from "@effect/vitest"
 import { IdempotencyKey } from "@toolgate/core"
-import { IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
+import { IdempotencyStore as Store, Records, ToolExecutor } from "@toolgate/runtime"
 import { ValidatedCall } from "@toolgate/testing"
 import { Cause, Effect, Exit, Layer, Option, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
@@ -151,6 +152,25 @@ const suite = (name: string, sqlLayer: Layer.Layer<SqlClient.SqlClient, unknown>
           const fresh = yield* executor.execute(call("g"), { scope })
           const again = yield* executor.execute(call("g"), { scope })
           assert.isTrue(fresh._tag === "Executed" && again._tag === "Replayed" && again.json === fresh.json)
+
+          // migration 3: rows written before keep no arguments, new ones do; an old unknown row
+          // resolves through the operator's call, audited
+          const old = Option.getOrThrow(yield* store.read({ scope: scope.tenant, key: e }))
+          assert.isNull(old.argumentsText)
+          const written = Option.getOrThrow(yield* store.read({ scope: scope.tenant, key: fresh.key }))
+          assert.strictEqual(written.argumentsText, `{"id":"g"}`)
+          const resolved = yield* Records.resolve({ key: e }, {
+            outcome: { _tag: "Applied", result: `{"zeta":"found","alpha":3}` },
+            by: "migration test",
+            reason: "resolved after the upgrade"
+          })
+          assert.deepStrictEqual(resolved.audit.parkedError, {
+            _tag: "Ambiguous",
+            reason: "defect",
+            detail: "Error: bug"
+          })
+          const replayed = yield* executor.execute(call("e"), { scope })
+          assert.isTrue(replayed._tag === "Replayed" && replayed.json === `{"zeta":"found","alpha":3}`)
         }).pipe(Effect.provide(Store.layerSql({ schema })))
       }))
   })

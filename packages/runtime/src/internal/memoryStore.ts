@@ -10,7 +10,17 @@ import { Array as Arr, Clock, Effect, Option, Order } from "effect"
 import { type FencedOperation, LeaseLost, type StoreOperation, StoreUnavailable } from "../ExecutionError.js"
 import * as ExecutionMetrics from "../ExecutionMetrics.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
-import { checkClaim, checkHeartbeat, claimOn, isSettled, kindOf, maxStoredBytes } from "./storeRules.js"
+import {
+  checkClaim,
+  checkHeartbeat,
+  claimOn,
+  clampLimit,
+  isSettled,
+  kindOf,
+  maxAuditBy,
+  maxAuditReason,
+  maxStoredBytes
+} from "./storeRules.js"
 
 interface Row {
   scope: string
@@ -26,6 +36,8 @@ interface Row {
   owner: string | null
   leaseExpiresAt: number | null
   prevStatus: IdempotencyStore.Status | null
+  /** The arguments' canonical JSON text, as written by the last claim. */
+  arguments: string | null
   /** The result's JSON text, as written. */
   result: string | null
   resultBytes: number | null
@@ -60,18 +72,36 @@ const lost = (lease: IdempotencyStore.FencedRef, operation: FencedOperation) =>
   new LeaseLost({ keyHash: lease.key, fence: lease.fence.toString(), operation })
 
 /** What the SQL CHECKs on the sizes of results, errors and journal details answer. */
-const tooLarge = (lease: IdempotencyStore.FencedRef, operation: StoreOperation) =>
+const tooLarge = (lease: IdempotencyStore.RecordRef, operation: StoreOperation) =>
   new StoreUnavailable({ keyHash: lease.key, operation, reason: "ConstraintError", code: "23514", retryable: false })
 
 const oversized = (json: string | null): boolean => json !== null && Buffer.byteLength(json, "utf8") > maxStoredBytes
 
 const byLease = Order.mapInput(Order.Number, (r: Row) => r.leaseExpiresAt ?? 0)
 const byFence = Order.mapInput(Order.BigInt, (e: IdempotencyStore.JournalEntry) => e.fence)
+/** Newest change first, then key descending: the SQL list's `ORDER BY updated_at DESC, idem_key DESC`. */
+const newestFirst = Order.flip(
+  Order.combine(
+    Order.mapInput(Order.Number, (r: Row) => r.updatedAt),
+    Order.mapInput(Order.String, (r: Row) => r.key)
+  )
+)
+const byResolution = Order.combine(
+  Order.mapInput(Order.Number, (e: IdempotencyStore.ResolutionEntry) => e.at.getTime()),
+  Order.mapInput(Order.BigInt, (e: IdempotencyStore.ResolutionEntry) => e.fence)
+)
+
+/** What the SQL CHECKs on an audit answer. */
+const auditRefused = (audit: IdempotencyStore.Audit | undefined): boolean =>
+  audit !== undefined &&
+  (audit.by.length < 1 || audit.by.length > maxAuditBy ||
+    (audit.reason !== null && audit.reason.length > maxAuditReason))
 
 /** @internal */
 export const make = Effect.sync(() => {
   const rows = new Map<string, Row>()
   const journal = new Map<bigint, IdempotencyStore.JournalEntry>()
+  const audits: Array<IdempotencyStore.ResolutionEntry> = []
   let sequence = 0n
   const nextFence = (): bigint => ++sequence
 
@@ -96,6 +126,7 @@ export const make = Effect.sync(() => {
     generation: row.generation,
     recovery: row.recovery,
     owner: row.owner,
+    argumentsText: row.arguments,
     resultText: row.result,
     result: parse(row.result),
     error: parse(row.error),
@@ -124,6 +155,8 @@ export const make = Effect.sync(() => {
     const fence = nextFence()
     const existing = rows.get(id(req))
     const lease = now + req.leaseMs
+    const args = req.arguments ?? null
+    if (oversized(args)) return yield* tooLarge(req, "claim")
     if (existing === undefined) {
       const row: Row = {
         scope: req.scope,
@@ -139,6 +172,7 @@ export const make = Effect.sync(() => {
         owner: req.owner,
         leaseExpiresAt: lease,
         prevStatus: null,
+        arguments: args,
         result: null,
         resultBytes: null,
         error: null,
@@ -173,6 +207,7 @@ export const make = Effect.sync(() => {
     r.completedAt = null
     r.tool = req.tool
     r.fingerprint = req.fingerprint
+    r.arguments = args
     r.result = null
     r.resultBytes = null
     return { _tag: "Claimed", lease: toLease(r) } as const
@@ -321,7 +356,7 @@ export const make = Effect.sync(() => {
   const resolve = Effect.fn("IdempotencyStore.resolve")(function*(
     ref: IdempotencyStore.FencedRef,
     resolution: IdempotencyStore.Resolution,
-    options: IdempotencyStore.At & { readonly retentionMs: number }
+    options: IdempotencyStore.At & { readonly retentionMs: number; readonly audit?: IdempotencyStore.Audit | undefined }
   ) {
     const now = yield* clock(options)
     const row = rows.get(id(ref))
@@ -329,7 +364,10 @@ export const make = Effect.sync(() => {
     const result = resolution._tag === "Succeeded" ? resolution.result : null
     const error = resolution._tag === "Failed" ? resolution.error : null
     const bytes = result === null ? null : Buffer.byteLength(result, "utf8")
-    if ((bytes !== null && bytes > maxStoredBytes) || oversized(error)) return yield* tooLarge(ref, "resolve")
+    if ((bytes !== null && bytes > maxStoredBytes) || oversized(error) || auditRefused(options.audit)) {
+      return yield* tooLarge(ref, "resolve")
+    }
+    const parkedError = parse(row.error)
     row.status = resolution._tag === "Succeeded" ? "succeeded" : resolution._tag === "Failed" ? "failed" : "released"
     row.result = result
     row.resultBytes = bytes
@@ -338,6 +376,21 @@ export const make = Effect.sync(() => {
     row.completedAt = row.status === "released" ? null : now
     row.updatedAt = now
     row.expiresAt = now + options.retentionMs
+    if (options.audit !== undefined) {
+      audits.push({
+        scope: row.scope,
+        key: row.key,
+        fence: row.fence,
+        tool: row.tool,
+        status: row.status,
+        resultText: result,
+        errorText: error,
+        parkedError: parkedError ?? null,
+        by: options.audit.by,
+        reason: options.audit.reason,
+        at: new Date(now)
+      })
+    }
   })
 
   const reap = Effect.fn("IdempotencyStore.reap")(function*(
@@ -360,12 +413,21 @@ export const make = Effect.sync(() => {
   })
 
   const purge = Effect.fn("IdempotencyStore.purge")(function*(
-    options?: IdempotencyStore.At & { readonly batchSize?: number | undefined }
+    options?: IdempotencyStore.At & {
+      readonly batchSize?: number | undefined
+      readonly olderThanMs?: number | undefined
+      readonly scope?: string | undefined
+    }
   ) {
     const now = yield* clock(options)
+    const olderThan = options?.olderThanMs
+    const scope = options?.scope
     let total = 0
     for (const [k, row] of rows) {
-      if (isSettled(row.status) && row.expiresAt <= now) {
+      if (
+        isSettled(row.status) && (scope === undefined || row.scope === scope) &&
+        (olderThan === undefined ? row.expiresAt <= now : row.updatedAt <= now - olderThan)
+      ) {
         rows.delete(k)
         total++
       }
@@ -402,6 +464,27 @@ export const make = Effect.sync(() => {
       Arr.sort([...journal.values()].filter((e) => e.scope === ref.scope && e.key === ref.key), byFence)
     ).pipe(Effect.withSpan("IdempotencyStore.journalOf"))
 
+  const list = Effect.fn("IdempotencyStore.list")(function*(query: IdempotencyStore.ListQuery) {
+    const now = yield* clock(query)
+    const status = query.status === undefined ? undefined : new Set(query.status)
+    const found = [...rows.values()].filter((r) =>
+      (query.scope === undefined || r.scope === query.scope) &&
+      (query.keyPrefix === undefined || r.key.startsWith(query.keyPrefix)) &&
+      (status === undefined || status.has(r.status)) &&
+      (query.tool === undefined || r.tool === query.tool)
+    )
+    const records: Array<IdempotencyStore.StoredRecord> = []
+    for (const row of Arr.sort(found, newestFirst).slice(0, clampLimit(query.limit))) {
+      records.push(yield* snapshot(row, now, "list"))
+    }
+    return records
+  })
+
+  const resolutions = (ref: IdempotencyStore.RecordRef) =>
+    Effect.sync(() => Arr.sort(audits.filter((e) => e.scope === ref.scope && e.key === ref.key), byResolution)).pipe(
+      Effect.withSpan("IdempotencyStore.resolutions")
+    )
+
   const service: IdempotencyStore.Service = {
     claim,
     read,
@@ -415,7 +498,9 @@ export const make = Effect.sync(() => {
     reap,
     purge,
     journal: journalWrite,
-    journalOf
+    journalOf,
+    list,
+    resolutions
   }
   return service
 })

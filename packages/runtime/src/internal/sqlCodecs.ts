@@ -25,6 +25,7 @@ const ClaimRequest = Schema.Struct({
   key: Schema.String,
   tool: Schema.String,
   fingerprint: Schema.String,
+  arguments: Schema.NullOr(Schema.String),
   owner: Schema.String,
   leaseMs: Schema.Number,
   retentionMs: Schema.Number,
@@ -56,6 +57,7 @@ const RecordRow = Schema.Struct({
   generation: Schema.Number,
   recovery: Rules.Recovery,
   owner: Schema.NullOr(Schema.String),
+  argumentsText: Schema.NullOr(Schema.String),
   resultText: Schema.NullOr(Schema.String),
   error: Json,
   externalRef: Schema.NullOr(Schema.String),
@@ -103,13 +105,44 @@ const ResolveRequest = Schema.Struct({
   externalRef: Schema.NullOr(Schema.String),
   retentionMs: Schema.Number
 })
+const ResolveAuditedRequest = Schema.Struct({
+  ...ResolveRequest.fields,
+  by: Schema.String,
+  reason: Schema.NullOr(Schema.String)
+})
+const ListRequest = Schema.Struct({
+  scope: Schema.NullOr(Schema.String),
+  keyPrefix: Schema.NullOr(Schema.String),
+  status: Schema.NullOr(Schema.String),
+  tool: Schema.NullOr(Schema.String),
+  limit: Schema.Number,
+  now: Now
+})
+const ResolutionRow = Schema.Struct({
+  scope: Schema.String,
+  key: Schema.String,
+  fence: Fence,
+  tool: Schema.String,
+  status: Rules.Status,
+  resultText: Schema.NullOr(Schema.String),
+  errorText: Schema.NullOr(Schema.String),
+  parkedError: Json,
+  by: Schema.String,
+  reason: Schema.NullOr(Schema.String),
+  at: Timestamp
+})
 const ReapRequest = Schema.Struct({
   graceMs: Schema.Number,
   includeReexecutable: Schema.Boolean,
   batchSize: Schema.Number,
   now: Now
 })
-const PurgeRequest = Schema.Struct({ batchSize: Schema.Number, now: Now })
+const PurgeRequest = Schema.Struct({
+  batchSize: Schema.Number,
+  now: Now,
+  olderThanMs: Schema.NullOr(Schema.Number),
+  scope: Schema.NullOr(Schema.String)
+})
 const JournalRequest = Schema.Struct({
   ...FencedRequest.fields,
   attempt: Schema.Number,
@@ -144,7 +177,8 @@ export const claim = codec(ClaimRequest, ClaimRow, (r) => [
   r.retentionMs,
   r.maxAttempts,
   r.recovery,
-  r.now
+  r.now,
+  r.arguments
 ])
 /** @internal */
 export const read = codec(RefRequest, RecordRow, (r) => [r.scope, r.key, r.now])
@@ -171,8 +205,8 @@ export const heartbeat = codec(HeartbeatRequest, LeaseRow, (r) => [r.scope, r.ke
 export const park = codec(ErrorRequest, FenceRow, (r) => [r.scope, r.key, r.fence, r.error, r.now])
 /** @internal */
 export const parkExpired = codec(FencedRequest, FenceRow, (r) => [r.scope, r.key, r.fence, r.now])
-/** @internal */
-export const resolve = codec(ResolveRequest, FenceRow, (r) => [
+/** The parameters of a resolution, in the order of `resolve`'s placeholders. */
+const resolveParams = (r: typeof ResolveRequest.Encoded): ReadonlyArray<unknown> => [
   r.scope,
   r.key,
   r.fence,
@@ -183,11 +217,19 @@ export const resolve = codec(ResolveRequest, FenceRow, (r) => [
   r.externalRef,
   r.retentionMs,
   r.now
-])
+]
+/** @internal */
+export const resolve = codec(ResolveRequest, FenceRow, resolveParams)
+/** @internal */
+export const resolveAudited = codec(ResolveAuditedRequest, FenceRow, (r) => [...resolveParams(r), r.by, r.reason])
+/** @internal */
+export const list = codec(ListRequest, RecordRow, (r) => [r.scope, r.keyPrefix, r.status, r.tool, r.limit, r.now])
+/** @internal */
+export const resolutions = codec(RecordRefRequest, ResolutionRow, (r) => [r.scope, r.key])
 /** @internal */
 export const reap = codec(ReapRequest, ReapedRow, (r) => [r.graceMs, r.includeReexecutable, r.batchSize, r.now])
 /** @internal */
-export const purge = codec(PurgeRequest, KeyRow, (r) => [r.batchSize, r.now])
+export const purge = codec(PurgeRequest, KeyRow, (r) => [r.batchSize, r.now, r.olderThanMs, r.scope])
 /** @internal */
 export const journal = codec(JournalRequest, Schema.Unknown, (r) => [
   r.fence,

@@ -18,6 +18,7 @@ const identifier = /^[a-z_][a-z0-9_]{0,62}$/
 export interface Names {
   readonly record: string
   readonly attempt: string
+  readonly resolution: string
   readonly sequence: string
   readonly migrations: string
 }
@@ -26,9 +27,27 @@ export interface Names {
 export const names = (schema: string): Names => ({
   record: `"${schema}"."idem_record"`,
   attempt: `"${schema}"."idem_attempt"`,
+  resolution: `"${schema}"."idem_resolution"`,
   sequence: `"${schema}"."idem_fence_seq"`,
   migrations: `${schema}.toolgate_migrations`
 })
+
+/** The columns of a read record, aliased to `StoredRecord`'s fields; `t.now` is the reading's clock. */
+const recordColumns =
+  `r.scope, r.idem_key AS "key", r.tool, r.fingerprint, r.status, r.prev_status AS "previous", r.fence,
+       r.attempt, r.max_attempts AS "maxAttempts", r.generation, r.recovery, r.owner, r.arguments AS "argumentsText",
+       r.result AS "resultText", r.error, r.external_ref AS "externalRef", r.lease_expires_at AS "leaseExpiresAt",
+       r.expires_at AS "expiresAt", r.created_at AS "createdAt", r.updated_at AS "updatedAt",
+       r.completed_at AS "completedAt",
+       ceil(coalesce(greatest(extract(epoch FROM (r.lease_expires_at - t.now)) * 1000, 0), 0))::float8 AS "retryAfterMs",
+       coalesce(r.lease_expires_at <= t.now, false) AS "leaseExpired",
+       r.expires_at <= t.now AS "retentionElapsed",
+       t.now AS "readAt"`
+
+/** The assignments of a resolution (`$4` status, `$5` result, `$6` its bytes, `$7` error, `$8` external_ref, `$9` retention). */
+const resolution = `status = $4, result = $5, result_bytes = $6, error = $7, external_ref = $8,
+    completed_at = CASE WHEN $4 IN ('succeeded','failed') THEN t.now END,
+    updated_at = t.now, expires_at = t.now + $9 * interval '1 millisecond'`
 
 const settled = `('succeeded','failed','released')`
 
@@ -40,14 +59,15 @@ const resumed = `r.status = 'in_progress' AND r.owner = EXCLUDED.owner`
 
 /** The statements for one schema, with their parameters in order. @internal */
 export const statements = (n: Names) => ({
-  /** Claim — `$1 scope, $2 key, $3 tool, $4 fingerprint, $5 owner, $6 lease_ms, $7 retention_ms, $8 max_attempts, $9 recovery, $10 now` */
+  /** Claim — `$1 scope, $2 key, $3 tool, $4 fingerprint, $5 owner, $6 lease_ms, $7 retention_ms, $8 max_attempts, $9 recovery, $10 now, $11 arguments` */
   claim: `INSERT INTO ${n.record} AS r (scope, idem_key, tool, fingerprint, status, fence, attempt, max_attempts,
-  recovery, generation, owner, lease_expires_at, created_at, updated_at, expires_at)
+  recovery, generation, owner, lease_expires_at, created_at, updated_at, expires_at, arguments)
 SELECT $1, $2, $3, $4, 'in_progress', nextval('${n.sequence}'), 1, $8, $9, 1, $5,
-       t.now + $6 * interval '1 millisecond', t.now, t.now, t.now + $7 * interval '1 millisecond'
+       t.now + $6 * interval '1 millisecond', t.now, t.now, t.now + $7 * interval '1 millisecond', $11
 FROM (SELECT coalesce($10::timestamptz, now()) AS now) AS t
 ON CONFLICT (scope, idem_key) DO UPDATE SET
   status           = 'in_progress',
+  arguments        = EXCLUDED.arguments,
   fence            = EXCLUDED.fence,
   owner            = EXCLUDED.owner,
   lease_expires_at = EXCLUDED.lease_expires_at,
@@ -77,16 +97,19 @@ RETURNING fence, attempt, max_attempts AS "maxAttempts", generation, prev_status
   lease_expires_at AS "leaseExpiresAt"`,
 
   /** Read — `$1 scope, $2 key, $3 now` */
-  read: `SELECT r.scope, r.idem_key AS "key", r.tool, r.fingerprint, r.status, r.prev_status AS "previous", r.fence,
-       r.attempt, r.max_attempts AS "maxAttempts", r.generation, r.recovery, r.owner, r.result AS "resultText",
-       r.error, r.external_ref AS "externalRef", r.lease_expires_at AS "leaseExpiresAt", r.expires_at AS "expiresAt",
-       r.created_at AS "createdAt", r.updated_at AS "updatedAt", r.completed_at AS "completedAt",
-       ceil(coalesce(greatest(extract(epoch FROM (r.lease_expires_at - t.now)) * 1000, 0), 0))::float8 AS "retryAfterMs",
-       coalesce(r.lease_expires_at <= t.now, false) AS "leaseExpired",
-       r.expires_at <= t.now AS "retentionElapsed",
-       t.now AS "readAt"
+  read: `SELECT ${recordColumns}
 FROM ${n.record} AS r, (SELECT coalesce($3::timestamptz, now()) AS now) AS t
 WHERE r.scope = $1 AND r.idem_key = $2`,
+
+  /** List, newest change first — `$1 scope, $2 key prefix, $3 statuses (comma-separated), $4 tool, $5 limit, $6 now` */
+  list: `SELECT ${recordColumns}
+FROM ${n.record} AS r, (SELECT coalesce($6::timestamptz, now()) AS now) AS t
+WHERE ($1::text IS NULL OR r.scope = $1)
+  AND ($2::text IS NULL OR starts_with(r.idem_key, $2))
+  AND ($3::text IS NULL OR r.status = ANY (string_to_array($3, ',')))
+  AND ($4::text IS NULL OR r.tool = $4)
+ORDER BY r.updated_at DESC, r.idem_key DESC
+LIMIT $5`,
 
   /** Confirmation after a fenced write matched nothing — `$1 scope, $2 key` */
   peek: `SELECT status, fence FROM ${n.record} WHERE scope = $1 AND idem_key = $2`,
@@ -158,24 +181,50 @@ RETURNING r.scope, r.idem_key AS "key", r.fence`,
 
   /** Resolve — `$1, $2, $3 fence seen, $4 status, $5 result text, $6 result_bytes, $7 error text, $8 external_ref, $9 retention_ms, $10 now` */
   resolve: `UPDATE ${n.record} AS r
-SET status = $4, result = $5, result_bytes = $6, error = $7, external_ref = $8,
-    completed_at = CASE WHEN $4 IN ('succeeded','failed') THEN t.now END,
-    updated_at = t.now, expires_at = t.now + $9 * interval '1 millisecond'
+SET ${resolution}
 FROM (SELECT coalesce($10::timestamptz, now()) AS now) AS t
 WHERE r.scope = $1 AND r.idem_key = $2 AND r.fence = $3 AND r.status = 'unknown'
   AND $4 IN ('succeeded','failed','released')
 RETURNING r.fence`,
 
-  /** Purge — `$1 batch, $2 now` */
+  /**
+   * Resolve and audit, one statement — the parameters of `resolve`, then `$11 by, $12 reason`.
+   * The row is locked first, so the audit keeps the error it held while `unknown`.
+   */
+  resolveAudited: `WITH t AS (SELECT coalesce($10::timestamptz, now()) AS now),
+parked AS (
+  SELECT error FROM ${n.record}
+  WHERE scope = $1 AND idem_key = $2 AND fence = $3 AND status = 'unknown'
+  FOR UPDATE),
+resolved AS (
+  UPDATE ${n.record} AS r
+  SET ${resolution}
+  FROM t, parked
+  WHERE r.scope = $1 AND r.idem_key = $2 AND r.fence = $3 AND r.status = 'unknown'
+    AND $4 IN ('succeeded','failed','released')
+  RETURNING r.fence, r.tool)
+INSERT INTO ${n.resolution} (scope, idem_key, fence, tool, status, result, error, parked_error, resolved_by, reason,
+  resolved_at)
+SELECT $1, $2, resolved.fence, resolved.tool, $4, $5, $7, parked.error, $11, $12, t.now
+FROM resolved, parked, t
+RETURNING fence`,
+
+  /** `$1 scope, $2 key` */
+  resolutions: `SELECT scope, idem_key AS "key", fence, tool, status, result AS "resultText", error AS "errorText",
+       parked_error AS "parkedError", resolved_by AS "by", reason, resolved_at AS "at"
+FROM ${n.resolution} WHERE scope = $1 AND idem_key = $2 ORDER BY resolved_at, fence`,
+
+  /** Purge — `$1 batch, $2 now, $3 older_than_ms (null: past retention), $4 scope (null: every one)` */
   purge: `WITH t AS (SELECT coalesce($2::timestamptz, now()) AS now),
 doomed AS (
   SELECT scope, idem_key FROM ${n.record}
-  WHERE status IN ${settled} AND expires_at <= (SELECT now FROM t)
+  WHERE status IN ${settled} AND ($4::text IS NULL OR scope = $4)
+    AND CASE WHEN $3::float8 IS NULL THEN expires_at <= (SELECT now FROM t)
+             ELSE updated_at <= (SELECT now FROM t) - $3::float8 * interval '1 millisecond' END
   ORDER BY expires_at LIMIT $1
   FOR UPDATE SKIP LOCKED)
 DELETE FROM ${n.record} AS r USING doomed AS d
-WHERE r.scope = d.scope AND r.idem_key = d.idem_key
-  AND r.status IN ${settled} AND r.expires_at <= (SELECT now FROM t)
+WHERE r.scope = d.scope AND r.idem_key = d.idem_key AND r.status IN ${settled}
 RETURNING r.idem_key AS "key"`,
 
   /** Journal — `$1 fence, $2 scope, $3 key, $4 attempt, $5 outcome, $6 detail text, $7 now` */
@@ -254,6 +303,35 @@ const storedText = (schema: string): ReadonlyArray<string> => {
   ]
 }
 
+/**
+ * Migration 3: the audit of operators' resolutions (`idem_resolution`: who, when, why, what was
+ * written, the error the record held while `unknown`; kept when records are purged), and the
+ * records' `arguments` (canonical JSON text of the call that last claimed it, bounded like
+ * results; `NULL` on rows written before).
+ */
+const resolutionAudit = (schema: string): ReadonlyArray<string> => {
+  const n = names(schema)
+  const bounded = (column: string, bytes: number) => `CHECK (${column} IS NULL OR octet_length(${column}) <= ${bytes})`
+  return [
+    `ALTER TABLE ${n.record} ADD COLUMN arguments text
+  CONSTRAINT idem_record_arguments_bytes ${bounded("arguments", Rules.maxStoredBytes)}`,
+    `CREATE TABLE ${n.resolution} (
+  scope        text        NOT NULL,
+  idem_key     text        NOT NULL,
+  fence        bigint      NOT NULL,
+  tool         text        NOT NULL,
+  status       text        NOT NULL CHECK (status IN ('succeeded','failed','released')),
+  result       text        ${bounded("result", Rules.maxStoredBytes)},
+  error        text        ${bounded("error", Rules.maxStoredBytes)},
+  parked_error text        ${bounded("parked_error", Rules.maxStoredBytes)},
+  resolved_by  text        NOT NULL CHECK (length(resolved_by) BETWEEN 1 AND ${Rules.maxAuditBy}),
+  reason       text        CHECK (reason IS NULL OR length(reason) <= ${Rules.maxAuditReason}),
+  resolved_at  timestamptz NOT NULL,
+  PRIMARY KEY (scope, idem_key, fence)
+)`
+  ]
+}
+
 /** Dies on a schema name that is not a plain identifier (it is interpolated into SQL). @internal */
 export const checkSchema = (schema: string): Effect.Effect<void> =>
   identifier.test(schema) ? Effect.void : Effect.die(new Error(`invalid schema name ${JSON.stringify(schema)}`))
@@ -270,6 +348,11 @@ export const migrations = (schema: string): Migrator.Loader =>
       yield* checkSchema(schema)
       const sql = yield* SqlClient.SqlClient
       for (const statement of storedText(schema)) yield* sql.unsafe(statement)
+    }),
+    "3_resolution_audit": Effect.gen(function*() {
+      yield* checkSchema(schema)
+      const sql = yield* SqlClient.SqlClient
+      for (const statement of resolutionAudit(schema)) yield* sql.unsafe(statement)
     })
   })
 
@@ -297,7 +380,8 @@ export const rawStatements = (schema: string): {
         "retentionMs",
         "maxAttempts",
         "recovery",
-        "now"
+        "now",
+        "arguments"
       ]
     },
     complete: {

@@ -1,6 +1,7 @@
 /**
  * The SQL implementation of `IdempotencyStore`: one statement per operation (claim, read,
- * complete, fail, release, heartbeat, park, park-expired, resolve, reap, purge, journal), with
+ * complete, fail, release, heartbeat, park, park-expired, resolve (audited or not), reap, purge,
+ * journal, list, resolutions), with
  * the semantics listed in `IdempotencyStore.ts`, in the portable subset that runs on PostgreSQL
  * ≥ 13 and PGlite (no `RETURNING old.*`, no `ON CONFLICT DO SELECT`). Statements are rendered once
  * per schema and run with `sql.unsafe`, so the driver's prepared-statement cache serves them;
@@ -105,6 +106,9 @@ export const make = (schema: string) =>
     const parkQuery = query("park", s.park, Codecs.park)
     const parkExpiredQuery = query("parkExpired", s.parkExpired, Codecs.parkExpired)
     const resolveQuery = query("resolve", s.resolve, Codecs.resolve)
+    const resolveAuditedQuery = query("resolve", s.resolveAudited, Codecs.resolveAudited)
+    const listQuery = query("list", s.list, Codecs.list)
+    const resolutionsQuery = query("resolutions", s.resolutions, Codecs.resolutions)
     const reapQuery = query("reap", s.reap, Codecs.reap)
     const purgeQuery = query("purge", s.purge, Codecs.purge)
     const journalQuery = query("journal", s.journal, Codecs.journal)
@@ -151,7 +155,7 @@ export const make = (schema: string) =>
     const claim = Effect.fn("IdempotencyStore.claim")(function*(req: IdempotencyStore.ClaimRequest) {
       const invalid = Rules.checkClaim(req)
       if (invalid !== undefined) return yield* invalid
-      const request = { ...req, now: req.now ?? null }
+      const request = { ...req, arguments: req.arguments ?? null, now: req.now ?? null }
       // A claim that loses and then finds no row raced a purge; claiming again settles it.
       for (let round = 0; round < 3; round++) {
         const rows = yield* claimQuery(request, req.key)
@@ -283,9 +287,12 @@ export const make = (schema: string) =>
     const resolve = Effect.fn("IdempotencyStore.resolve")(function*(
       ref: IdempotencyStore.FencedRef,
       resolution: IdempotencyStore.Resolution,
-      options: IdempotencyStore.At & { readonly retentionMs: number }
+      options: IdempotencyStore.At & {
+        readonly retentionMs: number
+        readonly audit?: IdempotencyStore.Audit | undefined
+      }
     ) {
-      const rows = yield* resolveQuery({
+      const request = {
         scope: ref.scope,
         key: ref.key,
         fence: ref.fence,
@@ -295,7 +302,10 @@ export const make = (schema: string) =>
         externalRef: resolution._tag === "Succeeded" ? resolution.externalRef ?? null : null,
         retentionMs: options.retentionMs,
         now: options.now ?? null
-      }, ref.key)
+      } as const
+      const rows = options.audit === undefined
+        ? yield* resolveQuery(request, ref.key)
+        : yield* resolveAuditedQuery({ ...request, by: options.audit.by, reason: options.audit.reason }, ref.key)
       yield* fenced(ref, "resolve", undefined)(rows)
     })
 
@@ -317,12 +327,24 @@ export const make = (schema: string) =>
     })
 
     const purge = Effect.fn("IdempotencyStore.purge")(function*(
-      options?: IdempotencyStore.At & { readonly batchSize?: number | undefined }
+      options?: IdempotencyStore.At & {
+        readonly batchSize?: number | undefined
+        readonly olderThanMs?: number | undefined
+        readonly scope?: string | undefined
+      }
     ) {
       const batchSize = options?.batchSize ?? 500
       let total = 0
       for (;;) {
-        const rows = yield* purgeQuery({ batchSize, now: options?.now ?? null }, null)
+        const rows = yield* purgeQuery(
+          {
+            batchSize,
+            now: options?.now ?? null,
+            olderThanMs: options?.olderThanMs ?? null,
+            scope: options?.scope ?? null
+          },
+          null
+        )
         total += rows.length
         if (rows.length < batchSize) break
       }
@@ -353,6 +375,28 @@ export const make = (schema: string) =>
       return yield* journalOfQuery({ scope: ref.scope, key: ref.key }, ref.key)
     })
 
+    const list = Effect.fn("IdempotencyStore.list")(function*(wanted: IdempotencyStore.ListQuery) {
+      const rows = yield* listQuery({
+        scope: wanted.scope ?? null,
+        keyPrefix: wanted.keyPrefix ?? null,
+        status: wanted.status === undefined ? null : wanted.status.join(","),
+        tool: wanted.tool ?? null,
+        limit: Rules.clampLimit(wanted.limit),
+        now: wanted.now ?? null
+      }, null)
+      const records: Array<IdempotencyStore.StoredRecord> = []
+      for (const row of rows) {
+        const record = Codecs.toRecord(row)
+        if (record === undefined) return yield* unreadableRow("list", row.key)
+        records.push(record)
+      }
+      return records
+    })
+
+    const resolutions = Effect.fn("IdempotencyStore.resolutions")(function*(ref: IdempotencyStore.RecordRef) {
+      return yield* resolutionsQuery({ scope: ref.scope, key: ref.key }, ref.key)
+    })
+
     const service: IdempotencyStore.Service = {
       claim,
       read,
@@ -366,7 +410,9 @@ export const make = (schema: string) =>
       reap,
       purge,
       journal,
-      journalOf
+      journalOf,
+      list,
+      resolutions
     }
     return service
   })

@@ -26,6 +26,21 @@ export const JournalOutcome = Schema.Literals(["succeeded", "failed", "released"
 /** Largest stored result or error, in UTF-8 bytes of its JSON text (also SQL CHECKs). @internal */
 export const maxStoredBytes = 262_144
 
+/** Longest `by` of a resolution's audit, in characters (also a SQL CHECK). @internal */
+export const maxAuditBy = 200
+
+/** Longest `reason` of a resolution's audit, in characters (also a SQL CHECK). @internal */
+export const maxAuditReason = 2_000
+
+/** The default and the bounds of a list's `limit`. @internal */
+export const listLimit = { default: 50, min: 1, max: 1_000 } as const
+
+/** A list query's limit, clamped into its bounds (a non-number is the default). @internal */
+export const clampLimit = (limit: number | undefined): number =>
+  limit === undefined || !Number.isFinite(limit)
+    ? listLimit.default
+    : Math.min(listLimit.max, Math.max(listLimit.min, Math.floor(limit)))
+
 /** @internal */
 export const isSettled = (status: IdempotencyStore.Status): boolean =>
   status === "succeeded" || status === "failed" || status === "released"

@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import { IdempotencyKey, type ToolCall } from "@toolgate/core"
+import { IdempotencyKey, KeyPolicy, type ToolCall } from "@toolgate/core"
 import { Cause, Clock, Data, Duration, Effect, Exit, Metric, Option, Result } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import {
@@ -25,6 +25,7 @@ import * as ExecutionMetrics from "../../ExecutionMetrics.js"
 import type * as IdempotencyStore from "../../IdempotencyStore.js"
 import * as StoredError from "../../StoredError.js"
 import type * as ToolExecutor from "../../ToolExecutor.js"
+import { maxStoredBytes } from "../storeRules.js"
 import { type Env, LiveContext, type Run } from "./config.js"
 import { decide } from "./decision.js"
 import { HandlerTimedOut, supervised } from "./lease.js"
@@ -39,6 +40,43 @@ const claimAgain = () => new Busy({ retryAfterMs: 0 })
 
 /** SHA-256 through `node:crypto`: synchronous, and about 8× cheaper per key than Web Crypto. */
 const nodeDigest: IdempotencyKey.SyncDigest = (text) => createHash("sha256").update(text).digest("hex")
+
+/** Parses stored or canonical JSON text; `undefined` when there is none or it does not parse. */
+const parsed = (text: string | null): unknown => {
+  if (text === null) return undefined
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * How a call's arguments differ from the record's: every differing path (`undefined` when they
+ * are identical, or the record keeps no arguments).
+ */
+const changesFrom = (run: Run, record: IdempotencyStore.StoredRecord): KeyPolicy.Changes | undefined => {
+  if (record.argumentsText === null || run.arguments === null || record.argumentsText === run.arguments) {
+    return undefined
+  }
+  const recorded = parsed(record.argumentsText)
+  const given = parsed(run.arguments)
+  if (recorded === undefined || given === undefined) return undefined
+  const { freeText, other } = KeyPolicy.compare(run.entry.policy, recorded, given)
+  if (other.total === 0) return freeText.total === 0 ? undefined : freeText
+  return KeyPolicy.compare(undefined, recorded, given).other
+}
+
+/** The differing paths outside the free text, for `IdempotencyKeyReused` (`null`: nothing to compare). */
+const mismatchAt = (run: Run, record: IdempotencyStore.StoredRecord) => {
+  const recorded = parsed(record.argumentsText)
+  const given = parsed(run.arguments)
+  if (recorded === undefined || given === undefined) return { paths: [], pathCount: null }
+  const { freeText, other } = KeyPolicy.compare(run.entry.policy, recorded, given)
+  // No difference outside the free text: the policy changed since the record was written.
+  const found = other.total > 0 ? other : freeText
+  return { paths: found.changes.map((c) => c.path), pathCount: found.total }
+}
 
 /** The executions of an executor over `env`. @internal */
 export const make = (env: Env) => {
@@ -79,7 +117,8 @@ export const make = (env: Env) => {
       encoded: record.result,
       json: record.resultText,
       key: run.key,
-      waited: run.waited
+      waited: run.waited,
+      argumentChanges: changesFrom(run, record)
     })
   }
 
@@ -130,7 +169,8 @@ export const make = (env: Env) => {
             keyHash: run.key,
             toolName: run.entry.name,
             storedFingerprint: record.fingerprint,
-            fingerprint: run.fingerprint
+            fingerprint: run.fingerprint,
+            ...mismatchAt(run, record)
           })
         )
       case "Replay":
@@ -206,6 +246,7 @@ export const make = (env: Env) => {
       key: run.key,
       tool: run.entry.name,
       fingerprint: run.fingerprint,
+      arguments: run.arguments,
       owner: run.owner,
       leaseMs: run.entry.leaseMs,
       retentionMs: config.retentionMs,
@@ -260,16 +301,20 @@ export const make = (env: Env) => {
       ordinal: execution.ordinal,
       strategy: execution.strategy,
       digest: nodeDigest,
-      material
+      material,
+      policy: entry.policy
     })
     if (Result.isFailure(keys)) return yield* keys.failure
     const key = keys.success.key
     yield* Effect.annotateCurrentSpan({ "toolgate.key": key, "toolgate.tool": call.name })
+    const args = keys.success.material.arguments
     const run: Run = {
       call,
       entry,
       key,
       fingerprint: keys.success.fingerprint,
+      // the length bounds the UTF-8 bytes from below; count them only near the limit
+      arguments: args.length * 3 <= maxStoredBytes || Buffer.byteLength(args, "utf8") <= maxStoredBytes ? args : null,
       tenant: execution.scope.tenant,
       owner: `${instance}:${++executions}`,
       started: yield* Clock.currentTimeMillis,
@@ -296,7 +341,7 @@ export const make = (env: Env) => {
   ) {
     const occurrences = turn.occurrences ?? new IdempotencyKey.Occurrences()
     const planned = calls.map((call) => {
-      const material = IdempotencyKey.materialOf(call)
+      const material = IdempotencyKey.materialOf(call, config.entries.get(call.name)?.policy)
       return material._tag === "Success"
         ? { call, material: material.success, ordinal: occurrences.next(material.success) }
         : { call, material: undefined, ordinal: 0 }

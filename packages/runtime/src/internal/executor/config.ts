@@ -7,8 +7,8 @@
  *
  * @internal
  */
-import { IdempotencyKey, type ToolCall } from "@toolgate/core"
-import { type Context, Duration, type Exit, Metric, Result, Schedule, Schema } from "effect"
+import { IdempotencyKey, KeyPolicy, type ToolCall } from "@toolgate/core"
+import { Context, Duration, type Exit, Metric, Result, Schedule, Schema } from "effect"
 import type { Tool, Toolkit } from "effect/ai"
 import { type ExecutorOption, InvalidExecutorOptions } from "../../ExecutionError.js"
 import * as ExecutionMetrics from "../../ExecutionMetrics.js"
@@ -27,6 +27,8 @@ export const minHeartbeatMs = 10
 export interface Entry {
   readonly name: string
   readonly handler: Handler<Tool.Any, unknown>
+  /** The key policy: the handler's, else the tool's annotation, else none (version-1 keys). */
+  readonly policy: KeyPolicy.KeyPolicy | undefined
   readonly recovery: Recovery
   readonly timeoutMs: number
   readonly leaseMs: number
@@ -64,6 +66,8 @@ export interface Run {
   readonly entry: Entry
   readonly key: string
   readonly fingerprint: string
+  /** The arguments' canonical JSON text (what the record keeps; `null` when over the store's limit). */
+  readonly arguments: string | null
   readonly tenant: string
   readonly owner: string
   /** The executor clock's reading when the execution began, ms. */
@@ -197,6 +201,14 @@ export const configure = (
       if (recovery === "reconcile" && typeof handler.probe !== "function") {
         return yield* invalid("probe", name, handler.probe, "a function when recovery is reconcile")
       }
+      let policy = Context.get(tool.annotations, IdempotencyKey.Policy)
+      if (handler.keyPolicy !== undefined) {
+        const made = KeyPolicy.make(handler.keyPolicy, name)
+        if (Result.isFailure(made)) {
+          return yield* invalid("keyPolicy", name, handler.keyPolicy, `a key policy: ${made.failure.message}`)
+        }
+        policy = made.success
+      }
       const handlerLease = yield* check("leaseMs", handler.leaseMs, leaseMs, name)
       const heartbeatMs = heartbeat ?? Math.floor(handlerLease / 3)
       if (heartbeatMs > handlerLease / 2) {
@@ -206,6 +218,7 @@ export const configure = (
       entries.set(name, {
         name,
         handler,
+        policy,
         recovery,
         timeoutMs: yield* check("timeoutMs", handler.timeoutMs, timeoutMs, name),
         leaseMs: handlerLease,

@@ -91,6 +91,8 @@ export const outcomeOf = (
     case "StoreUnavailable":
       return "store_unavailable"
     case "UnkeyableArguments":
+    case "MissingKeyField":
+    case "MissingEventTime":
       return "unkeyable"
   }
 }
