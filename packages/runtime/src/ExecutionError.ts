@@ -268,7 +268,8 @@ export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>()("Result
 
 /**
  * The store operations (`StoreUnavailable.operation`): the `IdempotencyStore` service's methods,
- * and `migrate` (building the SQL layer).
+ * `migrate` (building the SQL layer), and the `StepJournal`'s (`claimStep`, `recordStep`,
+ * `releaseStep`, `heartbeatStep`, `readStep`, `readTurn`, `purgeSteps`).
  *
  * @since 0.1.0
  * @category models
@@ -287,7 +288,14 @@ export const StoreOperation = Schema.Literals([
   "purge",
   "journal",
   "journalOf",
-  "migrate"
+  "migrate",
+  "claimStep",
+  "recordStep",
+  "releaseStep",
+  "heartbeatStep",
+  "readStep",
+  "readTurn",
+  "purgeSteps"
 ])
 
 /** The type of {@link StoreOperation}. @since 0.1.0 @category models */
@@ -303,7 +311,7 @@ export type StoreOperation = typeof StoreOperation.Type
  * @category errors
  */
 export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("StoreUnavailable", {
-  /** The key concerned, or `null` for batch operations (reap, purge, migrate). */
+  /** The key concerned, or `null` for batch operations (reap, purge, migrate) and the step journal's. */
   keyHash: Schema.NullOr(Schema.String),
   /** The store operation. */
   operation: StoreOperation,
@@ -313,7 +321,7 @@ export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("St
   retryable: Schema.Boolean
 }) {
   override get message(): string {
-    return `idempotency store unavailable during ${this.operation}${
+    return `store unavailable during ${this.operation}${
       this.keyHash === null ? "" : ` of ${this.keyHash}`
     }: ${this.reason}${this.code === null ? "" : ` (SQLSTATE ${this.code})`}`
   }

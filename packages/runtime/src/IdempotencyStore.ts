@@ -403,8 +403,10 @@ export const defaultSchema = "toolgate"
 /**
  * The store's migrations for `schema`, as a `Migrator` loader: `1_idempotency_records` (the
  * tables), `2_stored_text` (results, errors and journal details kept as the exact JSON text
- * written, and errors bounded like results; rows written before keep their values). `layerSql`
- * runs them; exported so an application can run them with its own migrations.
+ * written, and errors bounded like results; rows written before keep their values),
+ * `4_step_journal` (the `StepJournal`'s table, `step_journal`). `layerSql` (and
+ * `StepJournal.layerSql`) runs them; exported so an application can run them with its own
+ * migrations.
  *
  * @since 0.1.0
  * @category migrations

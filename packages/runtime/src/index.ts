@@ -19,6 +19,9 @@ export * as ExecutionMetrics from "./ExecutionMetrics.js"
 export * as IdempotencyStore from "./IdempotencyStore.js"
 
 /** @since 0.1.0 */
+export * as StepJournal from "./StepJournal.js"
+
+/** @since 0.1.0 */
 export * as StoredError from "./StoredError.js"
 
 /** @since 0.1.0 */

@@ -26,6 +26,9 @@ export const JournalOutcome = Schema.Literals(["succeeded", "failed", "released"
 /** Largest stored result or error, in UTF-8 bytes of its JSON text (also SQL CHECKs). @internal */
 export const maxStoredBytes = 262_144
 
+/** Largest stored step output, in UTF-8 bytes of its JSON text (also an SQL CHECK): 8 MiB. @internal */
+export const maxStepOutputBytes = 8 * 1024 * 1024
+
 /** @internal */
 export const isSettled = (status: IdempotencyStore.Status): boolean =>
   status === "succeeded" || status === "failed" || status === "released"
