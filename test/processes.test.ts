@@ -15,14 +15,13 @@ import { ValidatedCall } from "@toolgate/testing"
 import { Effect, Exit, Layer, Option, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { SqlClient } from "effect/sql"
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Postgres from "./support/postgres.js"
+import * as Worker from "./support/worker.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
-const worker = path.join(root, "test/process/worker.mjs")
 
 /**
  * The workers run the built dist: fail with a clear message when it is missing. (`npm test` runs
@@ -53,51 +52,8 @@ const RecordVisit = Tool.make("RecordVisit", {
 const Kit = Toolkit.make(RecordVisit)
 const visit = (leadId: string) => ValidatedCall.make(RecordVisit, { leadId })
 
-interface Spawned {
-  readonly child: ChildProcess
-  readonly lines: Array<string>
-  readonly exit: Promise<number | null>
-  readonly line: (predicate: (line: string) => boolean) => Promise<string>
-}
-
-const start = (config: Record<string, unknown>): Spawned => {
-  const child = spawn(process.execPath, [worker, JSON.stringify({ url: Postgres.url, schema, ...config })], {
-    cwd: root,
-    stdio: ["pipe", "pipe", "pipe"]
-  })
-  const lines: Array<string> = []
-  const waiters: Array<{ predicate: (line: string) => boolean; resolve: (line: string) => void }> = []
-  let buffer = ""
-  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-    buffer += chunk
-    let nl = buffer.indexOf("\n")
-    while (nl >= 0) {
-      const line = buffer.slice(0, nl)
-      buffer = buffer.slice(nl + 1)
-      lines.push(line)
-      for (const w of waiters.filter((x) => x.predicate(line))) w.resolve(line)
-      nl = buffer.indexOf("\n")
-    }
-  })
-  let stderr = ""
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk
-  })
-  const exit = new Promise<number | null>((resolve) =>
-    child.on("exit", (code) => {
-      if (code !== 0 && code !== null) process.stderr.write(`worker ${child.pid} exited ${code}: ${stderr}\n`)
-      resolve(code)
-    })
-  )
-  const line = (predicate: (line: string) => boolean) =>
-    new Promise<string>((resolve, reject) => {
-      const found = lines.find(predicate)
-      if (found !== undefined) return resolve(found)
-      waiters.push({ predicate, resolve })
-      void exit.then((code) => reject(new Error(`worker exited (${code}) before printing the line; stderr: ${stderr}`)))
-    })
-  return { child, lines, exit, line }
-}
+const start = (config: Record<string, unknown>): Worker.Worker =>
+  Worker.start("worker.mjs", { url: Postgres.url, schema, ...config })
 
 const Live = Store.layerSql({ schema }).pipe(
   Layer.provideMerge(Layer.effectDiscard(Effect.gen(function*() {
@@ -126,7 +82,7 @@ Postgres.describeServer(pg, "worker processes on the PostgreSQL server", () => {
         const workers = [1, 2, 3, 4].map((n) => start({ mode: "race", worker: n, keys: 100, turn }))
         yield* Effect.promise(() => Promise.all(workers.map((w) => w.line((l) => l.includes(`"ready"`)))))
         for (const w of workers) w.child.stdin?.end("go\n")
-        const codes = yield* Effect.promise(() => Promise.all(workers.map((w) => w.exit)))
+        const codes = yield* Effect.promise(() => Promise.all(workers.map((w) => w.exit.then((e) => e.code))))
         assert.deepStrictEqual(codes, [0, 0, 0, 0])
         const tallies = workers.map((w) =>
           JSON.parse(w.lines.at(-1) ?? "{}") as { executed: number; replayed: number; failed: Array<string> }

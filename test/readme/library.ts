@@ -53,6 +53,8 @@ const Pipeline = ToolCallPipeline.layer.pipe(
   Layer.provide(Model),
   Layer.provide(
     IdempotencyStore.layerSql().pipe(
+      // or EmbeddedPostgres.layer({ dataDir: ".toolgate" }) from @toolgate/runtime: one machine,
+      // any number of processes (see "The store" above)
       Layer.provide(PgClient.layer({ url: Redacted.make("postgres://localhost/app") }))
     )
   )

@@ -29,6 +29,7 @@ const Executor = ToolExecutor.layer(Crm, {
   }
 }).pipe(
   Layer.provide(IdempotencyStore.layerSql()),
+  // any number of processes may open the same dataDir (one machine); Node >= 22.13
   Layer.provide(EmbeddedPostgres.layer({ dataDir: ".toolgate/pg" })) // or PgClient.layer({ url })
 )
 

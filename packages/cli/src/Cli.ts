@@ -285,9 +285,12 @@ export const run = Command.make("run", {
     }).pipe(
       Effect.catch((error) =>
         // An endpoint that does not stream is a usage error (the wrong URL, or a server without
-        // streaming), not a failed turn: one line on stderr, exit 1.
+        // streaming), not a failed turn: one line on stderr, exit 1; so is a data dir whose owner
+        // does not answer.
         error._tag === "NotAnEventStream"
           ? Effect.fail(new InputError({ reason: `${flags.baseUrl} did not stream: ${error.message}` }))
+          : error._tag === "DataDirInUse"
+          ? Effect.fail(new InputError({ reason: error.message }))
           : Effect.sync(() => {
             process.stdout.write(`\nerror: ${error._tag}: ${error.message}\ntool calls: none released\n`)
             return false

@@ -4,7 +4,7 @@ import { conformance } from "./conformance.js"
 import * as Pglite from "./support/pglite.js"
 
 conformance(
-  "IdempotencyStore conformance: PGlite (embedded, through pglite-socket)",
+  "IdempotencyStore conformance: PGlite (embedded, through EmbeddedPostgres)",
   IdempotencyStore.layerSql().pipe(Layer.provide(Pglite.layer)),
   { propertyRuns: 15 }
 )

@@ -743,7 +743,7 @@ export const conformance = (
         assert.deepStrictEqual(replay.value, first.value)
       }))
 
-    it.effect("executor: options are validated at construction (a 0 ms lease would let a duplicate take over)", () =>
+    it.effect("executor: options are validated at construction (a 0 ms lease would let a duplicate take over; waits and timeouts must be finite and not negative)", () =>
       Effect.gen(function*() {
         const handlers = { CreateTask: { recovery: "reexecute" as const, run: () => Effect.die("never runs") } }
         const bad: ReadonlyArray<readonly [ToolExecutor.Options, string]> = [
@@ -752,7 +752,11 @@ export const conformance = (
           [{ leaseMs: 99 }, "leaseMs"],
           [{ leaseMs: 1_000, heartbeatMs: 1_000 }, "heartbeatMs"],
           [{ leaseMs: 1_000, heartbeatMs: 5_000 }, "heartbeatMs"],
-          [{ leaseMs: 1_000, heartbeatMs: 0 }, "heartbeatMs"]
+          [{ leaseMs: 1_000, heartbeatMs: 0 }, "heartbeatMs"],
+          [{ waitMs: -1 }, "waitMs"],
+          [{ waitMs: Number.NaN }, "waitMs"],
+          [{ waitMs: Number.POSITIVE_INFINITY }, "waitMs"],
+          [{ timeoutMs: -1 }, "timeoutMs"]
         ]
         for (const [given, option] of bad) {
           const error = yield* Effect.flip(ToolExecutor.make(Crm, handlers, given))
@@ -787,12 +791,13 @@ export const conformance = (
             }
           })
           const scope = { tenant: "acme", turn: `bounded-${Math.random()}` }
-          const big = deliver(Submit, { id: "s1", size: 200_000, applied: true })
+          // 1 MiB of UTF-8 in the failure value (the size the issue saw stored whole)
+          const big = deliver(Submit, { id: "s1", size: 512 * 1024, applied: true })
           const first = failureOf(yield* Effect.exit(executor.execute(big, { scope })))
           assert.strictEqual(first._tag, "ResultTooLarge")
           if (first._tag === "ResultTooLarge") {
             assert.strictEqual(first.part, "failure")
-            assert.isAbove(first.bytes, Store.maxResultBytes)
+            assert.isAbove(first.bytes, 1024 * 1024)
             assert.isFalse(first.replayed)
             const record = Option.getOrThrow(yield* store.read({ scope: "acme", key: first.keyHash }))
             assert.strictEqual(record.status, "failed")
