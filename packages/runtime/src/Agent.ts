@@ -119,7 +119,8 @@ export interface FailedAttempts {
  *
  * - `replayed`: its output came from the journal (no request was made now).
  * - `text`, `finishReason`, `usage`: the model's output (as recorded, for a replayed step).
- * - `attempts`: stream requests made for it in this run (0 when replayed).
+ * - `attempts`: the stream requests that produced the output (retries included): made now, or,
+ *   when `replayed`, made by the run that recorded it (and saved now).
  * - `failed`: what its attempts that did not complete cost in this run.
  * - `calls`: its calls and their outcomes (executed now, or replayed by the executor).
  *

@@ -279,10 +279,10 @@ describe("Agent", () => {
       expect(runs).toEqual(["lookup_contact", "create_task", "assign_owner"])
       expect([...mutations.values()]).toEqual([1, 1])
       expect(again.steps.map((s) => [s.replayed, s.attempts, s.calls.map((c) => c.outcome._tag)])).toEqual([
-        [true, 0, ["Replayed"]],
-        [true, 0, ["Replayed"]],
-        [true, 0, ["Replayed"]],
-        [true, 0, []]
+        [true, 1, ["Replayed"]],
+        [true, 1, ["Replayed"]],
+        [true, 1, ["Replayed"]],
+        [true, 1, []]
       ])
       expect(encode(again.transcript)).toEqual(encode(first.transcript))
       expect(again.text).toBe(first.text)

@@ -243,7 +243,7 @@ export const make: Effect.Effect<Agent.Service["run"], never, Requirements> = Ef
             output,
             calls: calls as ReadonlyArray<ToolCall.ValidatedToolCall>,
             replayed: true,
-            attempts: 0,
+            attempts: output.attempts,
             failed: noFailures
           } satisfies Decision
         }).pipe(Effect.mapError(failStep(step)))
