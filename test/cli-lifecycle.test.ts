@@ -115,6 +115,7 @@ describe("toolgate run --finish-profile", () => {
     dataDir: ".toolgate",
     store: undefined,
     maxTokens: 16,
+    maxSteps: 8,
     write: () => {},
     warn: () => {}
   }

@@ -1,6 +1,6 @@
 /**
  * The `toolgate` command line, a thin layer of commands over the packages: `demo` (the
- * fault-injection demo of `@toolgate/demo`), `run` (one prompt through the pipeline), `inspect`
+ * fault-injection demo of `@toolgate/demo`), `run` (one prompt through the agent loop), `inspect`
  * (one captured stream) and `corpus` (every capture of a fixture corpus). Input errors (a missing
  * file, a directory, an empty or binary file, a file that is not UTF-8 or not an event stream, an
  * unknown provider, a bad tools file) print one line on stderr and exit 1; an inspected stream that
@@ -162,6 +162,9 @@ const storeFlag = Flag.String("store").pipe(
   Flag.optional
 )
 
+/** The most steps `run --max-steps` allows (the agent's own bound). */
+const maxSteps = 1_000
+
 /** The most leads a demo runs: enough to load the pipeline, bounded so memory stays bounded. */
 const maxLeads = 20_000
 
@@ -202,8 +205,9 @@ export const demo = Command.make("demo", {
   })).pipe(Command.withDescription("run inbound leads through toolgate and a naive pipeline under injected faults"))
 
 /**
- * `toolgate run --base-url URL --model M --tools FILE --scope S "prompt"`: one prompt through the
- * whole pipeline against an OpenAI-compatible endpoint (or `--provider anthropic`).
+ * `toolgate run --base-url URL --model M --tools FILE --scope S [--max-steps N] "prompt"`: one
+ * prompt through the agent loop against an OpenAI-compatible endpoint (or `--provider
+ * anthropic`): the tools' results go back to the model until it answers.
  *
  * @since 0.1.0
  * @category commands
@@ -229,8 +233,14 @@ export const run = Command.make("run", {
     Flag.optional
   ),
   maxTokens: Flag.Int("max-tokens").pipe(
-    Flag.withDescription("the model's output token limit (default 1024)"),
+    Flag.withDescription("the model's output token limit per step (default 1024)"),
     Flag.withDefault(1024)
+  ),
+  maxSteps: Flag.Int("max-steps").pipe(
+    Flag.withDescription(
+      `the most model steps of the turn: tool results go back to the model until it answers or this many steps ran (default 8, at most ${maxSteps})`
+    ),
+    Flag.withDefault(8)
   ),
   dataDir: dataDirFlag,
   store: storeFlag,
@@ -241,6 +251,9 @@ export const run = Command.make("run", {
       return yield* new InputError({ reason: `--base-url ${flags.baseUrl}: not an http(s) URL` })
     }
     if (flags.maxTokens < 1) return yield* new InputError({ reason: "--max-tokens must be at least 1" })
+    if (flags.maxSteps < 1 || flags.maxSteps > maxSteps) {
+      return yield* new InputError({ reason: `--max-steps must be between 1 and ${maxSteps}` })
+    }
     const toolsFile = yield* loadTools(flags.tools)
     const missing = toolsFile.tools.find((d) => d.webhook === undefined)
     if (missing !== undefined) {
@@ -278,27 +291,37 @@ export const run = Command.make("run", {
       dataDir: flags.dataDir,
       store: storeUrl,
       maxTokens: flags.maxTokens,
+      maxSteps: flags.maxSteps,
       finishProfile: Option.getOrUndefined(flags.finishProfile),
       write: (s) =>
         process.stdout.write(s),
       warn: (s) => process.stderr.write(s)
     }).pipe(
-      Effect.catch((error) =>
+      Effect.catch((error) => {
+        const cause = error._tag === "StepFailed" ? error.error : error
         // An endpoint that does not stream is a usage error (the wrong URL, or a server without
         // streaming), not a failed turn: one line on stderr, exit 1; so is a data dir whose owner
         // does not answer.
-        error._tag === "NotAnEventStream"
-          ? Effect.fail(new InputError({ reason: `${flags.baseUrl} did not stream: ${error.message}` }))
-          : error._tag === "DataDirInUse"
-          ? Effect.fail(new InputError({ reason: error.message }))
+        return cause._tag === "NotAnEventStream"
+          ? Effect.fail(new InputError({ reason: `${flags.baseUrl} did not stream: ${cause.message}` }))
+          : cause._tag === "DataDirInUse"
+          ? Effect.fail(new InputError({ reason: cause.message }))
           : Effect.sync(() => {
-            process.stdout.write(`\nerror: ${error._tag}: ${error.message}\ntool calls: none released\n`)
+            process.stdout.write(
+              error._tag === "StepFailed"
+                ? `\nerror: step ${error.step}: ${cause._tag}: ${cause.message}\ntool calls of step ${error.step}: none released\n`
+                : `\nerror: ${error._tag}: ${error.message}\n`
+            )
             return false
           })
-      )
+      })
     )
     if (!settled) process.exitCode = 2
-  })).pipe(Command.withDescription("run one prompt through the pipeline: streamed text, then each tool call's outcome"))
+  })).pipe(
+    Command.withDescription(
+      "run one prompt through the agent loop: each step's streamed text and tool calls' outcomes, until the model answers"
+    )
+  )
 
 /**
  * The root `toolgate` command.

@@ -23,8 +23,8 @@ import {
   EmbeddedPostgres,
   IdempotencyStore,
   StepJournal,
-  ToolExecutor,
   type ToolCallPipeline,
+  ToolExecutor,
   WebhookHandler
 } from "@toolgate/runtime"
 import { FakeCrm, FakeProvider } from "@toolgate/testing"
@@ -222,8 +222,10 @@ export const run = (options: Options) =>
     const crm = yield* FakeCrm.make({ plan: crmPlan(byId) })
 
     const handlers = {
-      lookup_contact: { run: (params: { readonly lead_id: string; readonly email: string }) =>
-        Effect.succeed(DemoScenario.contactOf(params)) },
+      lookup_contact: {
+        run: (params: { readonly lead_id: string; readonly email: string }) =>
+          Effect.succeed(DemoScenario.contactOf(params))
+      },
       create_task: crmAction(crm.url, "create_task"),
       assign_owner: crmAction(crm.url, "assign_owner")
     }
@@ -265,7 +267,11 @@ export const run = (options: Options) =>
     const deliver = (
       agent: Agent.Service,
       lead: DemoScenario.Lead,
-      how: { readonly preview?: boolean; readonly crash?: boolean; readonly onStep?: (step: number) => Effect.Effect<void> }
+      how: {
+        readonly preview?: boolean
+        readonly crash?: boolean
+        readonly onStep?: (step: number) => Effect.Effect<void>
+      }
     ) => {
       const preview = how.preview === true
       const outputs = agent.run(requestOf(lead), {

@@ -331,7 +331,9 @@ const resultGroups = (body: unknown): ReadonlyArray<number> => {
       const n = arrayOf(isObject(content) ? content.parts : undefined).filter((p) =>
         isObject(p) && p.functionResponse !== undefined
       ).length
-      if (n > 0) groups.push(n)
+      if (n > 0) {
+        groups.push(n)
+      }
     }
   } else if (Array.isArray(body.input)) {
     runs(body.input, (item) => isObject(item) && item.type === "function_call_output")
