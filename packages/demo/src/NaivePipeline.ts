@@ -1,7 +1,8 @@
 /**
  * The agent loop toolgate replaces, written the way many teams write it, for the demo's
  * side-by-side row: each step it POSTs the conversation, concatenates argument deltas per index,
- * executes a call as soon as its arguments first parse as JSON (before the finish), deduplicates
+ * executes a call as soon as its arguments hold a complete JSON object (its braces balance: before
+ * the finish, and whatever follows the object), deduplicates
  * executions by the provider's tool-call id, appends the results and asks again, until a step
  * calls no tool; a failed request is retried from scratch. It never checks the finish reason and
  * keeps no record of a turn: a delivery of the same lead starts the conversation over and asks
@@ -49,6 +50,22 @@ export const emptyStats = (): Stats => ({
 })
 
 const sameArguments = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+
+/** Where the first complete top-level JSON object of `text` ends (its braces balance), if it does. */
+const firstObjectEnd = (text: string): number | undefined => {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (inString) {
+      if (c === "\\") i++
+      else if (c === "\"") inString = false
+    } else if (c === "\"") inString = true
+    else if (c === "{") depth++
+    else if (c === "}" && --depth === 0) return i + 1
+  }
+  return undefined
+}
 
 interface ToolCall {
   readonly id: string
@@ -109,9 +126,11 @@ const step = async (
             if (entry.id) ids.set(index, entry.id)
             if (entry.function?.name) names.set(index, entry.function.name)
             args.set(index, (args.get(index) ?? "") + (entry.function?.arguments ?? ""))
+            const end = firstObjectEnd(args.get(index)!)
+            if (end === undefined) continue
             let parsed: unknown
             try {
-              parsed = JSON.parse(args.get(index)!)
+              parsed = JSON.parse(args.get(index)!.slice(0, end))
             } catch {
               continue
             }
