@@ -59,7 +59,6 @@ const expectSound = (report: Demo.Report) => {
   expect(row.corrupted).toBe(0)
   expect(row.executed + row.replayed + row.unknown).toBe(row.assembled)
   expect(row.assembled).toBeGreaterThan(0)
-  expect(row.retries).toBeGreaterThan(0)
   expect(row.stepsReplayed).toBeGreaterThan(0)
   expect(row.requestsSaved).toBeGreaterThanOrEqual(row.stepsReplayed)
   // The naive loop, over the same leads and faults, asks the model again on every delivery: it
@@ -75,6 +74,7 @@ const firstAndSecond = async (...args: Array<string>) => {
   const first = await demo(...args)
   expectSound(first)
   expect(first.toolgate.executed).toBeGreaterThan(0)
+  expect(first.toolgate.retries).toBeGreaterThan(0)
   // Every execution but the leads' lookups (one per lead, answered without the CRM) reached the
   // CRM once; an ambiguous (unknown) one may have applied too.
   const mutating = first.toolgate.executed - first.leads
