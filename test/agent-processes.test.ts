@@ -12,6 +12,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { FakeCrm, FakeProvider } from "@toolgate/testing"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { afterAll } from "vitest"
 import * as Pglite from "../packages/runtime/test/support/pglite.js"
 import * as Postgres from "./support/postgres.js"
 import * as Worker from "./support/worker.js"
@@ -190,8 +192,14 @@ scenarios(
 )
 
 Postgres.describeServer(pg, "a 3-step agent turn SIGKILLed between steps, on the PostgreSQL server", () => {
-  scenarios(
-    "the same runs",
-    () => Promise.resolve({ kind: "postgres", url: Postgres.url, schema: Postgres.uniqueSchema("tg_agent") })
+  const schema = Postgres.uniqueSchema("tg_agent")
+  afterAll(() =>
+    Effect.runPromise(
+      SqlClient.SqlClient.use((sql) => sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)).pipe(
+        Effect.provide(Postgres.client(1)),
+        Effect.ignore
+      )
+    )
   )
+  scenarios("the same runs", () => Promise.resolve({ kind: "postgres", url: Postgres.url, schema }))
 })
