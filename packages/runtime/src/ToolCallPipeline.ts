@@ -219,9 +219,9 @@ export const metrics = StepStream.metrics
  */
 export interface Service {
   /**
-   * Runs one turn. The stream emits text deltas at once, `AttemptFailed` before each retry, and
-   * ends with `TurnCompleted`; it fails with the last attempt's {@link PipelineError} or a
-   * validation error. Per-call execution errors are data in the result, never a failure of the
+   * Runs one turn. A request without `tools` is sent the toolkit's (`ModelStream.toolsOf`). The
+   * stream emits text deltas at once, `AttemptFailed` before each retry, and ends with
+   * `TurnCompleted`; it fails with the last attempt's {@link PipelineError} or a validation error. Per-call execution errors are data in the result, never a failure of the
    * run (a failed call never hides another call's executed outcome).
    */
   readonly run: <Tools extends Record<string, Tool.Any>>(
@@ -302,7 +302,8 @@ export const make: Effect.Effect<Service, never, ModelStream.ModelStream | ToolE
             }
           } satisfies Output
         })
-        return respond(request, {
+        const sent = request.tools === undefined ? { ...request, tools: ModelStream.toolsOf(options.toolkit) } : request
+        return respond(sent, {
           deadline,
           deadlineMs,
           signal: options.signal,
