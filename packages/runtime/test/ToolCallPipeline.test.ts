@@ -126,7 +126,7 @@ describe("ToolCallPipeline over any ModelStream", () => {
         ModelStream.ModelStream,
         ModelStream.ModelStream.of({
           provider: "scripted",
-          stream: (request) => Stream.suspend(() => (sent.push(request), Stream.fromIterable(turn)))
+          stream: (asked) => Stream.suspend(() => (sent.push(asked), Stream.fromIterable(turn)))
         })
       )
       const pipeline = ToolCallPipeline.layer.pipe(
