@@ -70,21 +70,10 @@ const stateOf = (s: Journal.StoredStep) => ({
   expiresAt: s.expiresAt.getTime()
 })
 
+/** One operation of one of 4 workers, or time passing (ms). */
 const Op = Schema.Union([
   Schema.Struct({
-    op: Schema.Literal("claim"),
-    worker: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 3 }))
-  }),
-  Schema.Struct({
-    op: Schema.Literal("record"),
-    worker: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 3 }))
-  }),
-  Schema.Struct({
-    op: Schema.Literal("release"),
-    worker: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 3 }))
-  }),
-  Schema.Struct({
-    op: Schema.Literal("heartbeat"),
+    op: Schema.Literals(["claim", "record", "release", "heartbeat"]),
     worker: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 3 }))
   }),
   Schema.Struct({ op: Schema.Literal("wait"), ms: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1_500 })) })

@@ -5,11 +5,12 @@
  *
  * @internal
  */
-import { Clock, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { StoreUnavailable } from "../ExecutionError.js"
 import type * as StepJournal from "../StepJournal.js"
 import { StepLeaseLost } from "../StepJournal.js"
 import { checkClaim, checkHeartbeat, claimOn, outputText, readOutput } from "./stepJournalRules.js"
+import { clockOf } from "./storeRules.js"
 
 interface Row {
   tenant: string
@@ -30,9 +31,6 @@ interface Row {
 }
 
 const turnId = (ref: StepJournal.TurnRef): string => `${ref.tenant}\u0000${ref.turn}`
-
-const clock = (options: StepJournal.At | undefined): Effect.Effect<number> =>
-  options?.now !== undefined ? Effect.succeed(options.now.getTime()) : Clock.currentTimeMillis
 
 const lost = (lease: StepJournal.FencedStep, operation: StepJournal.StepLeaseLost["operation"]) =>
   new StepLeaseLost({ turn: lease.turn, step: lease.step, fence: lease.fence.toString(), operation })
@@ -110,7 +108,7 @@ export const make = Effect.sync(() => {
   const claim = Effect.fn("StepJournal.claim")(function*(req: StepJournal.ClaimRequest) {
     const invalid = checkClaim(req)
     if (invalid !== undefined) return yield* invalid
-    const now = yield* clock(req)
+    const now = yield* clockOf(req)
     let steps = turns.get(turnId(req))
     if (steps === undefined) {
       steps = new Map()
@@ -156,7 +154,7 @@ export const make = Effect.sync(() => {
     lease: StepJournal.FencedStep,
     options: StepJournal.At & { readonly output: StepJournal.StepOutput; readonly retentionMs: number }
   ) {
-    const now = yield* clock(options)
+    const now = yield* clockOf(options)
     const written = outputText(lease, options.output)
     if (!("text" in written)) return yield* written
     const row = held(lease)
@@ -174,7 +172,7 @@ export const make = Effect.sync(() => {
     lease: StepJournal.FencedStep,
     options?: StepJournal.At
   ) {
-    const now = yield* clock(options)
+    const now = yield* clockOf(options)
     const row = held(lease)
     if (row === undefined) return yield* confirmOrLost(lease, "release", "released")
     row.status = "released"
@@ -189,7 +187,7 @@ export const make = Effect.sync(() => {
   ) {
     const invalid = checkHeartbeat(lease, options.leaseMs)
     if (invalid !== undefined) return yield* invalid
-    const now = yield* clock(options)
+    const now = yield* clockOf(options)
     const row = held(lease)
     if (row === undefined) return yield* lost(lease, "heartbeat")
     row.leaseExpiresAt = now + options.leaseMs
@@ -198,13 +196,13 @@ export const make = Effect.sync(() => {
   })
 
   const read = Effect.fn("StepJournal.read")(function*(ref: StepJournal.StepRef, options?: StepJournal.At) {
-    const now = yield* clock(options)
+    const now = yield* clockOf(options)
     const row = rowOf(ref)
     return row === undefined ? Option.none() : Option.some(yield* snapshot(row, now, "readStep"))
   })
 
   const steps = Effect.fn("StepJournal.steps")(function*(ref: StepJournal.TurnRef, options?: StepJournal.At) {
-    const now = yield* clock(options)
+    const now = yield* clockOf(options)
     const rows = [...(turns.get(turnId(ref))?.values() ?? [])].toSorted((a, b) => a.step - b.step)
     const out: Array<StepJournal.StoredStep> = []
     for (const row of rows) out.push(yield* snapshot(row, now, "readTurn"))
@@ -212,7 +210,7 @@ export const make = Effect.sync(() => {
   })
 
   const purge = Effect.fn("StepJournal.purge")(function*(options?: StepJournal.At) {
-    const now = yield* clock(options)
+    const now = yield* clockOf(options)
     const doomed = (row: Row) =>
       (row.status !== "in_progress" || (row.leaseExpiresAt !== null && row.leaseExpiresAt <= now)) &&
       row.expiresAt <= now

@@ -9,14 +9,7 @@
  */
 import { Exit, Schema } from "effect"
 import * as StepJournal from "../StepJournal.js"
-import { maxStepOutputBytes } from "./storeRules.js"
-
-const render = (value: unknown): string => {
-  const text = typeof value === "number" ? String(value) : JSON.stringify(value) ?? String(value)
-  return text.length <= 40 ? text : `${text.slice(0, 39)}…`
-}
-
-const positive = (n: unknown): boolean => typeof n === "number" && Number.isFinite(n) && n > 0
+import { maxStepOutputBytes, positive, render } from "./storeRules.js"
 
 const invalid = (
   ref: StepJournal.StepRef,

@@ -16,16 +16,10 @@
  */
 import { Assembler, type AssemblyError, type ModelStream, ModelStreamError, type StreamEvent } from "@toolgate/core"
 import { Clock, Duration, Effect, Exit, Metric, Option, Schedule, Stream } from "effect"
+import type * as ToolCallPipeline from "../ToolCallPipeline.js"
 
 /** The failures of one response (the pipeline's `PipelineError` without validation). @internal */
 export type StepStreamError = AssemblyError.AssemblyError | ModelStreamError.ModelStreamError
-
-/** The retry policy (see `ToolCallPipeline.RetryPolicy`). @internal */
-export interface Retry {
-  readonly maxRetries?: number | undefined
-  readonly baseDelayMs?: number | undefined
-  readonly maxDelayMs?: number | undefined
-}
 
 /** What one response is granted. @internal */
 export interface Budget {
@@ -34,7 +28,8 @@ export interface Budget {
   /** The whole budget it came from (the `budgetMs` of a deadline `StreamTimeout`). */
   readonly deadlineMs: number
   readonly signal?: AbortSignal | undefined
-  readonly retry?: Retry | undefined
+  /** Its schedule (`isRetryable` is read from `isRetryable` below). */
+  readonly retry?: ToolCallPipeline.RetryPolicy | undefined
   readonly assembly?: Assembler.Options | undefined
   readonly isRetryable: (error: StepStreamError) => boolean
 }

@@ -8,6 +8,7 @@
 import { Duration, Result, Schedule } from "effect"
 import * as Agent from "../../Agent.js"
 import * as IdempotencyStore from "../../IdempotencyStore.js"
+import { render } from "../storeRules.js"
 
 /** @internal */
 export interface Config {
@@ -28,11 +29,6 @@ export const defaults = {
   leaseMs: 30_000,
   waitMs: 60_000
 } as const
-
-const render = (value: unknown): string => {
-  const text = typeof value === "number" ? String(value) : JSON.stringify(value) ?? String(value)
-  return text.length <= 40 ? text : `${text.slice(0, 39)}…`
-}
 
 const finite = (n: unknown): n is number => typeof n === "number" && Number.isFinite(n)
 
