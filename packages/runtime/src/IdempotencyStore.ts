@@ -382,8 +382,8 @@ export const layerMemory: Layer.Layer<IdempotencyStore> = Layer.effect(Idempoten
 
 /**
  * SQL store options. `schema`: the PostgreSQL schema holding the tables (`idem_record`,
- * `idem_attempt`, sequence `idem_fence_seq`, migrations table `toolgate_migrations`); default
- * `toolgate`. Lowercase letters, digits and `_`, starting with a letter or `_`, ≤ 63 characters.
+ * `idem_attempt`, the `StepJournal`'s `step_journal`, sequence `idem_fence_seq`, migrations table
+ * `toolgate_migrations`); default `toolgate`. Lowercase letters, digits and `_`, starting with a letter or `_`, ≤ 63 characters.
  *
  * @since 0.1.0
  * @category models

@@ -594,6 +594,45 @@ describe("Agent", () => {
       )
     }))
 
+  it.effect("a step another worker is asking: StepInProgress after the bounded wait, StreamAborted at once when the caller aborts", () =>
+    Effect.gen(function*() {
+      const streaming = yield* Deferred.make<void>()
+      const model = scriptedModel(
+        () => sdr("lead-14"),
+        () => Stream.fromEffect(Deferred.succeed(streaming, undefined)).pipe(Stream.flatMap(() => Stream.never))
+      )
+      const layer = agentLayer(model.layer, crm().executor, Layer.succeedContext(yield* Layer.build(memory())))
+      const scope = scopeOf("lead-14")
+      const holder = yield* Agent.runTurn(request("lead-14"), { toolkit, scope }).pipe(
+        Effect.provide(layer),
+        Effect.forkChild
+      )
+      yield* Deferred.await(streaming)
+      const waiting = yield* Agent.runTurn(request("lead-14"), { toolkit, scope, journal: { waitMs: 500 } }).pipe(
+        Effect.provide(layer),
+        Effect.exit,
+        Effect.forkChild
+      )
+      yield* TestClock.adjust("1 second")
+      const busy = failureOf(yield* Fiber.join(waiting))
+      assert(busy._tag === "StepFailed" && busy.error._tag === "StepInProgress")
+      expect(busy.step).toBe(1)
+      expect(busy.error.waitedMs).toBeGreaterThanOrEqual(500)
+      expect(busy.error.retryAfterMs).toBeGreaterThan(0)
+
+      const controller = new AbortController()
+      controller.abort()
+      const aborted = failureOf(
+        yield* Effect.exit(
+          Agent.runTurn(request("lead-14"), { toolkit, scope, signal: controller.signal }).pipe(Effect.provide(layer))
+        )
+      )
+      assert(aborted._tag === "StepFailed")
+      expect(aborted.error._tag).toBe("StreamAborted")
+      expect(model.asked).toHaveLength(1)
+      yield* Fiber.interrupt(holder)
+    }))
+
   it.effect("a lease lost while the model streams: nothing of this worker is recorded; it replays the step the taker recorded", () =>
     Effect.gen(function*() {
       const streaming = yield* Deferred.make<void>()

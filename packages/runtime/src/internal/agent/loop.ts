@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import { Assembler, IdempotencyKey, ModelStream, type StreamEvent, ToolCall } from "@toolgate/core"
+import { Assembler, IdempotencyKey, ModelStream, ModelStreamError, type StreamEvent, ToolCall } from "@toolgate/core"
 import { Clock, Data, Duration, Effect, Metric, Result, Schedule, Stream } from "effect"
 import type { Prompt, Tool } from "effect/ai"
 import { randomUUID } from "node:crypto"
@@ -42,6 +42,27 @@ interface Decision {
 }
 
 const noFailures: Agent.FailedAttempts = { attempts: 0, inputTokens: 0, outputTokens: 0 }
+
+/** Fails with `StreamAborted` when the caller's signal fires (at once when it has): a wait ends there. */
+const aborted = (signal: AbortSignal): Effect.Effect<never, ModelStreamError.StreamAborted> =>
+  Effect.callback<void>((resume) => {
+    if (signal.aborted) {
+      resume(Effect.void)
+      return
+    }
+    const onAbort = () => resume(Effect.void)
+    signal.addEventListener("abort", onAbort, { once: true })
+    return Effect.sync(() => signal.removeEventListener("abort", onAbort))
+  }).pipe(
+    Effect.andThen(
+      Effect.fail(
+        new ModelStreamError.StreamAborted({
+          finishReason: null,
+          reason: "the caller's signal fired while another worker held the step"
+        })
+      )
+    )
+  )
 
 /** A step whose lease is lost more often than this fails with `StepLeaseLost`. */
 const maxLeaseLosses = 3
@@ -185,10 +206,12 @@ export const make: Effect.Effect<Agent.Service["run"], never, Requirements> = Ef
                 return Effect.fail(busy)
               })
               const waitMs = Math.max(0, Math.min(config.waitMs, deadline - started))
-              return Effect.retry(again, {
+              const waited = Effect.retry(again, {
                 schedule: config.wait.pipe(Schedule.upTo({ duration: Duration.millis(waitMs) })),
                 while: (e) => e._tag === "Busy"
-              }).pipe(
+              })
+              const signal = options.signal
+              return (signal === undefined ? waited : Effect.raceFirst(waited, aborted(signal))).pipe(
                 Effect.catchTag("Busy", (busy) =>
                   Effect.flatMap(Clock.currentTimeMillis, (now) =>
                     Effect.fail(
