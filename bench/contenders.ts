@@ -21,6 +21,7 @@ import { Assembler } from "@toolgate/core"
 import { jsonSchema, streamText, tool, type ToolSet } from "ai"
 import { Data, Effect, Stream } from "effect"
 import { Sse } from "effect/encoding"
+import { createParser } from "eventsource-parser"
 import OpenAI from "openai"
 import { type Provider, tools } from "./generator.js"
 
@@ -86,10 +87,11 @@ export const toolgate: Contender = {
 
 /**
  * How the floor finds `data:` payloads: `lines` is the floor proper (split on LF with `indexOf`,
- * take `data: ` lines); `effect-sse` hands the text to effect's `Sse.makeParser`, the framing
- * toolgate's `Decoder.decodeSse` uses (the gap analysis measures the difference).
+ * take `data: ` lines); `eventsource-parser` hands the text to `eventsource-parser`'s
+ * `createParser`, the framing toolgate's `Decoder.decodeSse` uses; `effect-sse` to effect's
+ * `Sse.makeParser`, which it used before (the gap analysis measures the differences).
  */
-export type Framing = "lines" | "effect-sse"
+export type Framing = "lines" | "eventsource-parser" | "effect-sse"
 
 /** The floor's run function: plain locals and arrays, no validation, nothing but the happy path. */
 export const floorRun = (framing: Framing): Contender["run"] => async (body, provider, onText) => {
@@ -153,9 +155,11 @@ export const floorRun = (framing: Framing): Contender["run"] => async (body, pro
       if (done) break
     }
   } else {
-    const parser = Sse.makeParser((event) => {
-      if (event._tag === "Event") onData(event.data)
-    })
+    const parser = framing === "effect-sse"
+      ? Sse.makeParser((event) => {
+        if (event._tag === "Event") onData(event.data)
+      })
+      : createParser({ onEvent: (event) => onData(event.data) })
     for (;;) {
       const { done, value } = await reader.read()
       parser.feed(done ? decoder.decode() : decoder.decode(value, { stream: true }))

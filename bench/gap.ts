@@ -1,22 +1,27 @@
 /**
  * Where toolgate's time over the floor goes: a ladder of contenders that add toolgate's layers to
- * the floor one at a time, all checked against the ground truth like the real contenders.
+ * the floor one at a time, all checked against the ground truth like the real contenders. Each
+ * step names the step it adds to (`base`).
  *
  * 1. `floor`: the floor proper.
- * 2. `+ effect Sse framing`: the floor's logic, but the `data:` payloads come from effect's
- *    `Sse.makeParser` instead of an `indexOf` line split. The difference is the framing.
- * 3. `+ decoder + assembler, no Effect`: what `Decoder.decodeSse` does per read (one streaming
- *    `TextDecoder`, `Sse.makeParser`, the provider decoder's `onEvent`), with each event pushed into
- *    `Assembler.make()` and the verdict from `end()`, driven by a plain `async` loop. The difference
- *    to step 2 is toolgate's per-event checks, its `StreamEvent` objects and the assembler.
- * 4. `toolgate`: the real thing, as users call it. The difference to step 3 is Effect's `Stream`
- *    plumbing (pull loop, channel, fiber, scope).
+ * 2. `+ effect Sse framing` (on `floor`): the floor's logic, but the `data:` payloads come from
+ *    effect's `Sse.makeParser` instead of an `indexOf` line split. The framing toolgate used before
+ *    `eventsource-parser`, kept as the comparison that chose it.
+ * 3. `+ eventsource-parser framing` (on `floor`): the same with `eventsource-parser`'s
+ *    `createParser`, the framing `Decoder.decodeSse` uses.
+ * 4. `+ decoder + assembler, no Effect` (on 3): the provider decoder's `onEvent` on each event of
+ *    that parser, each core event pushed into `Assembler.make()` and the verdict from `end()`,
+ *    driven by a plain `async` loop over the reads. The difference to step 3 is toolgate's
+ *    per-event checks, its `StreamEvent` objects, the assembler and the released turn's classes.
+ * 5. `toolgate` (on 4): the real thing, as users call it. The difference to step 4 is Effect's
+ *    `Stream` plumbing (pull loop, channels, fiber, scope) and what `decodeSse` does per read on
+ *    top of the framing: the event-size guard and the `NotAnEventStream` probe.
  *
- * Step 3 mirrors `Decoder.decodeSse` by hand; if that function changes its framing, change step 3.
+ * Step 4 mirrors `Decoder.decodeSse`'s framing by hand; if that changes, change step 4.
  */
 import { Anthropic, OpenAiChat } from "@toolgate/adapters"
 import { Assembler } from "@toolgate/core"
-import { Sse } from "effect/encoding"
+import { createParser } from "eventsource-parser"
 import { type Contender, floor, floorRun, fromTurn, toolgate } from "./contenders.js"
 
 const handDriven: Contender["run"] = async (body, provider) => {
@@ -24,11 +29,13 @@ const handDriven: Contender["run"] = async (body, provider) => {
   const machine = Assembler.make()
   const text = new TextDecoder("utf-8")
   const reader = body.getReader()
-  const parser = Sse.makeParser((event) => {
-    if (event._tag !== "Event") return
-    const decoded = decoder.onEvent(event)
-    if (decoded !== undefined) machine.push(decoded)
-  }, { maxEventSize: 16 * 1024 * 1024 })
+  const parser = createParser({
+    onEvent: (message) => {
+      const decoded = decoder.onEvent({ event: message.event ?? "message", data: message.data })
+      if (decoded !== undefined) machine.push(decoded)
+    }
+  })
+  parser.feed("\n")
   for (;;) {
     const { done, value } = await reader.read()
     parser.feed(done ? text.decode() : text.decode(value, { stream: true }))
@@ -39,10 +46,30 @@ const handDriven: Contender["run"] = async (body, provider) => {
   return fromTurn(verdict.success)
 }
 
+/** One step of the ladder and the step it adds to. */
+export interface Step {
+  readonly contender: Contender
+  readonly base?: string | undefined
+}
+
 /** The ladder, bottom to top. */
-export const ladder: ReadonlyArray<Contender> = [
-  floor,
-  { name: "+ effect Sse framing", providers: floor.providers, run: floorRun("effect-sse") },
-  { name: "+ decoder + assembler, no Effect", providers: floor.providers, run: handDriven },
-  toolgate
+export const ladder: ReadonlyArray<Step> = [
+  { contender: floor },
+  {
+    contender: { name: "+ effect Sse framing", providers: floor.providers, run: floorRun("effect-sse") },
+    base: "floor"
+  },
+  {
+    contender: {
+      name: "+ eventsource-parser framing",
+      providers: floor.providers,
+      run: floorRun("eventsource-parser")
+    },
+    base: "floor"
+  },
+  {
+    contender: { name: "+ decoder + assembler, no Effect", providers: floor.providers, run: handDriven },
+    base: "+ eventsource-parser framing"
+  },
+  { contender: toolgate, base: "+ decoder + assembler, no Effect" }
 ]

@@ -31,14 +31,28 @@ export const check = (contender: Contender, input: GeneratedStream, result: Resu
   }
 }
 
-/** Runs one stream, checks its result and returns its wall time in milliseconds. */
-export const timeOne = async (contender: Contender, input: GeneratedStream): Promise<number> => {
+/** The time one stream took, in milliseconds. */
+export interface Timing {
+  /** Wall time. */
+  readonly ms: number
+  /**
+   * CPU time of the whole process over the same span (`process.cpuUsage`, user and system, every
+   * thread: the GC's helper threads count). Time the process spent waiting for a core that other
+   * work on the machine held does not count, so on a shared machine it varies less than `ms`.
+   */
+  readonly cpuMs: number
+}
+
+/** Runs one stream, checks its result and returns its {@link Timing}. */
+export const timeOne = async (contender: Contender, input: GeneratedStream): Promise<Timing> => {
   const body = readableStream(input.reads)
   const start = performance.now()
+  const cpu = process.cpuUsage()
   const result = await contender.run(body, input.provider)
-  const elapsed = performance.now() - start
+  const used = process.cpuUsage(cpu)
+  const ms = performance.now() - start
   check(contender, input, result)
-  return elapsed
+  return { ms, cpuMs: (used.user + used.system) / 1000 }
 }
 
 const gc: (() => void) | undefined = (globalThis as { gc?: () => void }).gc

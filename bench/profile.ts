@@ -54,9 +54,12 @@ const area = (frame: ProfileNode["callFrame"]): string => {
   const { functionName, url } = frame
   if (functionName === "(garbage collector)") return "GC"
   if (functionName === "(program)" || functionName === "(idle)" || functionName === "(root)") return "(program)"
-  if (/effect\/dist\/encoding\/Sse/.test(url)) return "effect Sse parser"
+  if (/eventsource-parser\//.test(url)) return "eventsource-parser"
+  if (/effect\/dist\/(Schema|SchemaAST|SchemaParser)\.js/.test(url)) return "effect Schema (the result's classes)"
   if (/effect\/dist\//.test(url)) return "effect runtime and Stream"
-  if (/adapters\/dist\/Decoder/.test(url)) return "Decoder.decodeSse"
+  if (/adapters\/dist\/(Decoder|internal\/sseReader|internal\/eventStreamProbe)/.test(url)) {
+    return "Decoder.decodeSse (reads, size guard, probe)"
+  }
   if (/adapters\/dist\//.test(url)) return "provider decoder (with JSON.parse)"
   if (/core\/dist\//.test(url)) return "Assembler"
   if (/webstreams/.test(url)) return "web streams"

@@ -3,15 +3,17 @@
  * server-sent event into at most one core `StreamEvent`, and `decodeSse`, which runs a decoder
  * over a response body's bytes.
  *
- * Framing is effect's own SSE parser, `Sse.makeParser` from `effect/encoding`: it implements the
- * WHATWG "Interpreting an event stream" algorithm (CRLF/LF/CR line ends including a CR and LF
- * split across reads, `data:` with or without its one space, multi-line `data`, comments,
- * `event:`/`id:`/`retry:` fields, a leading BOM, no dispatch of an event the body cut off before
- * its blank line). It is plain mutable state fed whole chunks, with no Effect per event, and it
- * ships with the effect version we already depend on. We drive the parser directly rather than
- * through `Sse.decode()` because that channel fails the stream on a `retry:` line, which providers
- * never rely on and the fixture rules say to ignore. Bytes become text through one streaming
- * `TextDecoder`, so a UTF-8 character split across reads comes out whole.
+ * Framing is `eventsource-parser` (a spec-complete SSE parser: see `internal/sseReader.ts` for how
+ * it is driven): the WHATWG "Interpreting an event stream" algorithm (CRLF/LF/CR line ends
+ * including a CR and LF split across reads, `data:` with or without its one space, multi-line
+ * `data`, comments, `event:`/`id:`/`retry:` fields, a leading BOM, no dispatch of an event the body
+ * cut off before its blank line). It is plain mutable state fed whole chunks, with no Effect per
+ * event; a `retry:` line, which providers never rely on and the fixture rules say to ignore, is
+ * ignored. Bytes become text through one streaming `TextDecoder`, so a UTF-8 character split
+ * across reads comes out whole. It replaced effect's `Sse.makeParser`, with which it agrees on
+ * every body (a property test in `test/Decoder.test.ts` compares them on random edge-case bodies),
+ * because it frames an event at a fraction of the cost: about what a bare `indexOf` line split
+ * costs (`bench/gap.ts`; the figures are in `bench/RESULTS.md`).
  *
  * A decoder that implements `onUnframedLine` (Gemini, and `auto` before it knows the format)
  * also receives the body lines a spec-compliant parser drops: lines that are neither blank, nor a
@@ -24,10 +26,10 @@
  *
  * @since 0.1.0
  */
-import { AssemblyError, ModelStreamError, type StreamEvent } from "@toolgate/core"
-import { Cause, Channel, Effect, Pull, Stream } from "effect"
-import { Sse } from "effect/encoding"
-import * as EventStreamProbe from "./internal/eventStreamProbe.js"
+import { ModelStreamError, type StreamEvent } from "@toolgate/core"
+import { Cause, Effect, Pull, Stream } from "effect"
+import type * as EventStreamProbe from "./internal/eventStreamProbe.js"
+import * as SseReader from "./internal/sseReader.js"
 
 /**
  * A dispatched server-sent event: its `event:` type (`"message"` by default) and its data.
@@ -101,256 +103,44 @@ export const decodeSse = (makeDecoder: () => Decoder, options?: DecodeOptions) =
 <E, R>(
   bytes: Stream.Stream<Uint8Array, E, R>
 ): Stream.Stream<StreamEvent.StreamEvent, E | ModelStreamError.NotAnEventStream, R> =>
-  EventStreamProbe.guard(
+  Stream.transformPull(
     bytes,
-    decodeFramed(makeDecoder, options),
-    options?.maxEventSize ?? defaultMaxEventSize,
-    (verdict) => new ModelStreamError.NotAnEventStream({ ...verdict, contentType: null })
+    (pull) =>
+      Effect.sync(() => pullEvents(pull, SseReader.make(makeDecoder(), options?.maxEventSize ?? defaultMaxEventSize)))
   )
 
-const decodeFramed =
-  (makeDecoder: () => Decoder, options?: DecodeOptions) =>
-  <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamEvent.StreamEvent, E, R> =>
-    Stream.fromChannel(
-      Channel.fromTransform((upstream, scope) =>
-        Effect.map(Channel.toTransform(Stream.toChannel(bytes))(upstream, scope), (pull) => {
-          const decoder = makeDecoder()
-          const maxEventSize = options?.maxEventSize ?? defaultMaxEventSize
-          // The BOM is left in the text: the SSE parser (and the line splitter) drop exactly one
-          // leading BOM, as the spec says. A decoder that dropped it too would drop a second one.
-          const text = new TextDecoder("utf-8", { ignoreBOM: true })
-          let out: Array<StreamEvent.StreamEvent> = []
-          let halted = false
-          /** An event with a failure was emitted: no later event is read. */
-          let failed = false
-          const emit = (event: StreamEvent.StreamEvent) => {
-            if (failed) return
-            out.push(event)
-            if (event.failure !== undefined) {
-              failed = true
-              // Called from the parser's callback, this also drops the rest of the chunk.
-              parser.reset()
-            }
-          }
-          const tooLarge = () => {
-            emit({
-              failure: new AssemblyError.MalformedStreamEvent({
-                finishReason: null,
-                reason: `an SSE event is larger than ${maxEventSize} characters`,
-                excerpt: ""
-              })
-            })
-          }
-          // The guard below keeps every event within `maxEventSize` before the parser sees it, so
-          // the parser's own (read-dependent) limit can never be the one that fires; it stays as
-          // a backstop.
-          const parser = Sse.makeParser((event) => {
-            if (event._tag !== "Event" || failed) return
-            const decoded = decoder.onEvent(event)
-            if (decoded !== undefined) emit(decoded)
-          }, { maxEventSize })
-          const feedParser = (chunk: string) => {
-            if (failed) return
-            if (parser.feed(chunk) !== undefined) tooLarge()
-          }
-          const lines = decoder.onUnframedLine === undefined
-            ? undefined
-            : makeLineSplitter(decoder.onUnframedLine, feedParser, emit, () => failed)
-          const framing = lines === undefined ? feedParser : lines.feed
-          const guard = makeSizeGuard(maxEventSize)
-          const feed = (chunk: string) => {
-            if (failed || chunk.length === 0) return
-            const cut = guard(chunk)
-            if (cut < 0) return framing(chunk)
-            if (cut > 0) framing(chunk.slice(0, cut))
-            tooLarge()
-          }
-          const flush = (): Pull.Pull<
-            readonly [StreamEvent.StreamEvent, ...Array<StreamEvent.StreamEvent>],
-            never,
-            void
-          > => {
-            const batch = out
-            out = []
-            return Effect.succeed(
-              batch as unknown as readonly [StreamEvent.StreamEvent, ...Array<StreamEvent.StreamEvent>]
-            )
-          }
-          return Effect.suspend(
-            function loop(): Pull.Pull<readonly [StreamEvent.StreamEvent, ...Array<StreamEvent.StreamEvent>], E, void> {
-              if (out.length > 0) return flush()
-              if (halted) return Cause.done()
-              return Effect.matchCauseEffect(pull, {
-                onFailure: (cause) => {
-                  if (!Pull.isDoneCause(cause)) return Effect.failCause(cause as Cause.Cause<E>)
-                  halted = true
-                  feed(text.decode())
-                  if (failed) return loop()
-                  lines?.end()
-                  const last = decoder.onEnd?.()
-                  if (last !== undefined) emit(last)
-                  return loop()
-                },
-                onSuccess: (chunks) => {
-                  for (let i = 0; i < chunks.length; i++) {
-                    if (failed) break
-                    feed(text.decode(chunks[i], { stream: true }))
-                  }
-                  return loop()
-                }
-              })
-            }
-          )
-        })
-      )
-    )
+type Events = readonly [StreamEvent.StreamEvent, ...Array<StreamEvent.StreamEvent>]
 
-const LF = 10
-const CR = 13
-const COLON = 58
-const BOM = 0xfeff
+const notAnEventStream = (verdict: EventStreamProbe.Verdict) =>
+  new ModelStreamError.NotAnEventStream({ ...verdict, contentType: null })
 
 /**
- * The event-size limit of {@link decodeSse}, measured on the decoded text itself so that the
- * verdict does not depend on where the reads split it: it tracks the length of the current line
- * and the total length of the current event's lines (a blank line ends an event; CRLF, LF and CR
- * end lines, a CR at the end of one read and an LF at the start of the next being one line end).
- * It looks only at line ends (`indexOf`), not at every character.
- *
- * Returns -1 while the current event is within `max`, else the position in `chunk` where the line
- * that crosses the limit starts (0 when it started in an earlier read).
+ * The pull of `decodeSse`: one upstream pull, then that read's events as one array. The effects
+ * are built once per stream and rerun for every read.
  */
-const makeSizeGuard = (max: number) => {
-  /** Length of the current, unterminated line so far. */
-  let line = 0
-  /** Total length of the current event's completed lines. */
-  let event = 0
-  let afterCr = false
-  return (chunk: string): number => {
-    let position = 0
-    if (afterCr) {
-      afterCr = false
-      if (chunk.charCodeAt(0) === LF) position = 1
+const pullEvents = <E>(
+  pull: Pull.Pull<readonly [Uint8Array, ...Array<Uint8Array>], E, void>,
+  reader: SseReader.Reader
+): Pull.Pull<Events, E | ModelStreamError.NotAnEventStream, void> => {
+  let halted = false
+  const step = Effect.matchCauseEffect(pull, {
+    onFailure: (cause): Pull.Pull<Events, E | ModelStreamError.NotAnEventStream, void> => {
+      if (!Pull.isDoneCause(cause)) return Effect.failCause(cause as Cause.Cause<E>)
+      halted = true
+      reader.end()
+      return next
+    },
+    onSuccess: (chunks) => {
+      const verdict = reader.read(chunks)
+      return verdict === undefined ? next : Effect.fail(notAnEventStream(verdict))
     }
-    let lineStart = line > 0 ? 0 : position
-    let lf = chunk.indexOf("\n", position)
-    let cr = chunk.indexOf("\r", position)
-    while (lf >= 0 || cr >= 0) {
-      const end = lf < 0 ? cr : cr < 0 ? lf : lf < cr ? lf : cr
-      const length = line + end - position
-      line = 0
-      if (length === 0) event = 0
-      else {
-        event += length
-        if (event > max) return lineStart
-      }
-      position = end + 1
-      if (end === cr) {
-        if (position === chunk.length) afterCr = true
-        else if (chunk.charCodeAt(position) === LF) position++
-      }
-      lineStart = position
-      if (lf >= 0 && lf < position) lf = chunk.indexOf("\n", position)
-      if (cr >= 0 && cr < position) cr = chunk.indexOf("\r", position)
-    }
-    line += chunk.length - position
-    return event + line > max ? lineStart : -1
-  }
-}
-
-/** Whether a non-blank line is one an SSE parser ignores as an unknown field. */
-const isUnframed = (line: string): boolean => {
-  if (line.charCodeAt(0) === COLON) return false
-  const colon = line.indexOf(":")
-  const field = colon < 0 ? line : line.slice(0, colon)
-  return field !== "data" && field !== "event" && field !== "id" && field !== "retry"
-}
-
-/**
- * The line-splitting path of {@link decodeSse}: splits decoded text into lines, hands unframed
- * lines to the decoder and feeds every other line (with an LF end) to the SSE parser in order.
- * Consecutive framed lines go to the parser in one `feed`, so the parser still works on batches.
- * Like the parser, it drops one leading BOM.
- */
-const makeLineSplitter = (
-  onUnframedLine: (line: string) => StreamEvent.StreamEvent | undefined,
-  feedParser: (chunk: string) => void,
-  emit: (event: StreamEvent.StreamEvent) => void,
-  failed: () => boolean
-) => {
-  /** The start of a line whose end has not arrived yet. */
-  let partial = ""
-  /** The previous read ended with a CR: an LF at the start of this one belongs to it. */
-  let skipLf = false
-  let first = true
-  let framed = ""
-
-  const flushFramed = () => {
-    if (framed.length > 0) {
-      const batch = framed
-      framed = ""
-      feedParser(batch)
-    }
-  }
-
-  const onLine = (line: string) => {
-    if (line.length > 0 && isUnframed(line)) {
-      flushFramed()
-      if (failed()) return
-      const event = onUnframedLine(line)
-      if (event !== undefined) emit(event)
-    } else {
-      framed += line + "\n"
-    }
-  }
-
-  const feed = (chunk: string) => {
-    const length = chunk.length
-    if (length === 0) return
-    let position = 0
-    if (first) {
-      first = false
-      if (chunk.charCodeAt(0) === BOM) position = 1
-    }
-    if (skipLf) {
-      skipLf = false
-      if (chunk.charCodeAt(position) === LF) position++
-    }
-    while (position < length && !failed()) {
-      let end = position
-      while (end < length) {
-        const code = chunk.charCodeAt(end)
-        if (code === CR || code === LF) break
-        end++
-      }
-      if (end === length) {
-        partial += chunk.slice(position)
-        break
-      }
-      let line = chunk.slice(position, end)
-      if (partial.length > 0) {
-        line = partial + line
-        partial = ""
-      }
-      onLine(line)
-      if (chunk.charCodeAt(end) === CR) {
-        if (end + 1 === length) skipLf = true
-        else if (chunk.charCodeAt(end + 1) === LF) end++
-      }
-      position = end + 1
-    }
-    flushFramed()
-  }
-
-  /** The body ended: its last line counts even without a line end (an unframed tail's `}`). */
-  const end = () => {
-    const line = partial
-    partial = ""
-    if (line.length > 0 && isUnframed(line) && !failed()) {
-      const event = onUnframedLine(line)
-      if (event !== undefined) emit(event)
-    }
-  }
-
-  return { feed, end }
+  })
+  const next: Pull.Pull<Events, E | ModelStreamError.NotAnEventStream, void> = Effect.suspend(() => {
+    const events = reader.take()
+    if (events !== undefined) return Effect.succeed(events as unknown as Events)
+    if (!halted) return step
+    const verdict = reader.verdict()
+    return verdict === undefined ? Cause.done() : Effect.fail(notAnEventStream(verdict))
+  })
+  return next
 }

@@ -45,11 +45,12 @@
  *
  * @since 0.1.0
  */
-import { AssemblyError, FinishReason, type ModelStreamError, type StreamEvent } from "@toolgate/core"
+import { FinishReason, type ModelStreamError, type StreamEvent } from "@toolgate/core"
 import { Predicate, Schema, type Stream } from "effect"
 import * as Decoder from "./Decoder.js"
 import * as FinishProfile from "./FinishProfile.js"
 import {
+  EventParts,
   isFailure,
   type Json,
   malformed,
@@ -144,14 +145,6 @@ const usageOf = (chunk: Json): StreamEvent.Usage | undefined => {
   })
 }
 
-interface EventParts {
-  text?: string
-  toolCalls?: Array<StreamEvent.ToolCallDelta>
-  failure?: AssemblyError.StreamFailure
-  finish?: StreamEvent.Finish
-  usage?: StreamEvent.Usage
-}
-
 /**
  * A fresh decoder for one Chat Completions stream.
  *
@@ -172,31 +165,26 @@ export const decoder = (options?: Options): Decoder.Decoder => {
       if (done) return { failure: protocol("an event arrived after data: [DONE], which ends the body") }
       const chunk = parseObject(data)
       if (isFailure(chunk)) return { failure: chunk }
-      const parts: EventParts = {}
-      const fail = (failure: AssemblyError.StreamFailure) => {
-        if (parts.failure === undefined) parts.failure = failure
-      }
-      if (chunk.error !== undefined && chunk.error !== null) fail(providerError(chunk.error, ["code", "type"]))
-      const reported = usageOf(chunk)
-      if (reported !== undefined) parts.usage = reported
+      const parts = new EventParts()
+      if (chunk.error !== undefined && chunk.error !== null) parts.fail(providerError(chunk.error, ["code", "type"]))
+      parts.usage = usageOf(chunk)
       const choices = chunk.choices
       if (!Array.isArray(choices)) {
         if (choices !== undefined || parts.failure === undefined) {
-          fail(malformed("`choices` is not an array", data))
+          parts.fail(malformed("`choices` is not an array", data))
         }
-        return parts
+        return parts.toEvent()
       }
       // A choice that is not an object fails the chunk, but the chunk is still read to its end
       // (§2): the chosen choice's text and finish reason count.
       let choice: Json | undefined
       for (let i = 0; i < choices.length; i++) {
         const c = choices[i]
-        if (!Predicate.isObject(c)) fail(malformed("a choice is not an object", data))
+        if (!Predicate.isObject(c)) parts.fail(malformed("a choice is not an object", data))
         else if (choice === undefined && (c.index ?? 0) === choiceIndex) choice = c
       }
-      if (choice === undefined) return parts
-      readChoice(choice, data, parts, fail, policy)
-      return parts
+      if (choice !== undefined) readChoice(choice, data, parts, policy)
+      return parts.toEvent()
     }
   }
 }
@@ -204,24 +192,18 @@ export const decoder = (options?: Options): Decoder.Decoder => {
 /** The core event of `data: [DONE]`: the end of the body, nothing else. */
 const ended: StreamEvent.StreamEvent = { end: true }
 
-const readChoice = (
-  choice: Json,
-  data: string,
-  parts: EventParts,
-  fail: (failure: AssemblyError.StreamFailure) => void,
-  policy: FinishReason.Policy
-): void => {
+const readChoice = (choice: Json, data: string, parts: EventParts, policy: FinishReason.Policy): void => {
   const delta = choice.delta
   if (delta !== undefined && delta !== null) {
     if (!Predicate.isObject(delta)) {
-      fail(malformed("`delta` is not an object", data))
+      parts.fail(malformed("`delta` is not an object", data))
     } else {
-      readDelta(delta, data, parts, fail)
+      readDelta(delta, data, parts)
     }
   }
   const reason = choice.finish_reason
   if (reason !== undefined && reason !== null) {
-    if (typeof reason !== "string") fail(malformed("`finish_reason` is not a string", data))
+    if (typeof reason !== "string") parts.fail(malformed("`finish_reason` is not a string", data))
     else if (reason !== "") {
       parts.finish = {
         reason,
@@ -232,44 +214,39 @@ const readChoice = (
   }
 }
 
-const readDelta = (
-  delta: Json,
-  data: string,
-  parts: EventParts,
-  fail: (failure: AssemblyError.StreamFailure) => void
-): void => {
+const readDelta = (delta: Json, data: string, parts: EventParts): void => {
   const content = delta.content
   if (content !== undefined && content !== null) {
-    if (typeof content !== "string") return fail(malformed("`delta.content` is not a string", data))
+    if (typeof content !== "string") return parts.fail(malformed("`delta.content` is not a string", data))
     if (content !== "") parts.text = content
   }
   const entries = delta.tool_calls
   // The chunk's `error` member (or a bad choice) comes first in the reading order: once it failed
   // the chunk, its tool calls are left out, so no later problem in them can take its place.
   if (entries === undefined || entries === null || parts.failure !== undefined) return
-  if (!Array.isArray(entries)) return fail(malformed("`delta.tool_calls` is not an array", data))
+  if (!Array.isArray(entries)) return parts.fail(malformed("`delta.tool_calls` is not an array", data))
   const toolCalls: Array<StreamEvent.ToolCallDelta> = []
   parts.toolCalls = toolCalls
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]
-    if (!Predicate.isObject(entry)) return fail(malformed("a `tool_calls` entry is not an object", data))
+    if (!Predicate.isObject(entry)) return parts.fail(malformed("a `tool_calls` entry is not an object", data))
     const fn = entry.function
     if (fn !== undefined && fn !== null && !Predicate.isObject(fn)) {
-      return fail(malformed("a tool call's `function` is not an object", data))
+      return parts.fail(malformed("a tool call's `function` is not an object", data))
     }
     const index = entry.index
     if (index !== undefined && index !== null && !(Number.isSafeInteger(index) && (index as number) >= 0)) {
-      return fail(malformed("a tool call's `index` is not an integer >= 0", data))
+      return parts.fail(malformed("a tool call's `index` is not an integer >= 0", data))
     }
     const id = optionalString(entry.id)
     const type = optionalString(entry.type)
     const name = fn ? optionalString(fn.name) : undefined
     if (id === null || type === null || name === null) {
-      return fail(malformed("a tool call's `id`, `type` or `function.name` is not a string", data))
+      return parts.fail(malformed("a tool call's `id`, `type` or `function.name` is not a string", data))
     }
     const args = fn ? fn.arguments : undefined
     if (args !== undefined && args !== null && typeof args !== "string") {
-      return fail(malformed("a tool call's `function.arguments` is not a string", data))
+      return parts.fail(malformed("a tool call's `function.arguments` is not a string", data))
     }
     toolCalls.push({
       index: index === null ? undefined : index as number | undefined,

@@ -2,7 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Decoder } from "@toolgate/adapters"
 import type { StreamEvent } from "@toolgate/core"
 import { Fixture } from "@toolgate/testing"
-import { Effect, Stream } from "effect"
+import { Arbitrary, Effect, Schema, Stream } from "effect"
+import { Sse } from "effect/encoding"
 
 /**
  * A decoder that records what `decodeSse` hands it, in order: `E:<type>:<data>` for an event,
@@ -113,4 +114,179 @@ describe("Decoder.decodeSse", () => {
         expect(events.map((e) => e.failure?._tag)).toEqual(["MalformedStreamEvent"])
       })
   )
+})
+
+const int = (minimum: number, maximum: number) =>
+  Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })))
+
+/**
+ * Lines of every kind the WHATWG algorithm tells apart, and lines that only look like them: `data`
+ * with and without its space, with no colon, empty, multi-byte; `event`, `id` (one with a NUL,
+ * which is ignored), `retry` (valid and not), comments, unknown fields, prefixes of field names,
+ * a field name with a space or in capitals, a BOM inside a line, a BOM's bytes read as Latin-1,
+ * the blank line that dispatches.
+ */
+const lineKinds = [
+  "data: x",
+  "data:x",
+  "data:  two spaces",
+  "data",
+  "data:",
+  "data: é€😀",
+  "data: {\"a\": [1, 2]}",
+  "event: a",
+  "event:",
+  "event:b",
+  "id: 7",
+  "id",
+  "id: a\u0000b",
+  "retry: 100",
+  "retry: soon",
+  ": comment",
+  ":",
+  "unknown: v",
+  "dat",
+  "x",
+  "{",
+  "}",
+  "Data: x",
+  " data: x",
+  "data : x",
+  "\uFEFFdata: a BOM inside",
+  "ï»¿data: a BOM read as Latin-1",
+  "",
+  "",
+  ""
+]
+const lineEnds = ["\n", "\r", "\r\n"]
+const boms = ["", "", "\uFEFF", "\uFEFF\uFEFF", "ï»¿"]
+
+/** A body of random lines and line ends, maybe with a BOM, maybe ending inside a line, and its reads. */
+const bodies = Arbitrary.all({
+  bom: int(0, boms.length - 1),
+  lines: Arbitrary.array(Arbitrary.all({ kind: int(0, lineKinds.length - 1), end: int(0, lineEnds.length - 1) }), {
+    maxLength: 40
+  }),
+  tail: int(0, lineKinds.length - 1),
+  sizes: Arbitrary.array(Arbitrary.flatMap(int(0, 4), (kind) => kind === 0 ? int(8, 512) : int(1, 7)), {
+    minLength: 1,
+    maxLength: 16
+  })
+})
+
+const textOf = (body: typeof bodies extends Arbitrary.Arbitrary<infer A> ? A : never) =>
+  boms[body.bom]! + body.lines.map(({ end, kind }) => lineKinds[kind]! + lineEnds[end]!).join("") +
+  lineKinds[body.tail]!
+
+/** `decodeSse`'s log over the reads, then `NotAnEventStream` when the body was judged not to be a stream. */
+const decodeLog = (reads: ReadonlyArray<Uint8Array>, unframed: boolean) =>
+  Effect.gen(function*() {
+    const { log, make } = recorder(unframed)
+    yield* Stream.fromIterable(reads).pipe(
+      Decoder.decodeSse(make),
+      Stream.runDrain,
+      Effect.catchTag("NotAnEventStream", () => Effect.sync(() => log.push("NotAnEventStream")))
+    )
+    return log
+  })
+
+/** What effect's `Sse.makeParser` dispatches for the whole text, in the recorder's notation. */
+const effectEvents = (feed: (parser: Sse.Parser) => void): Array<string> => {
+  const log: Array<string> = []
+  const parser = Sse.makeParser((event) => {
+    if (event._tag === "Event") log.push(`E:${event.event}:${event.data}`)
+  })
+  feed(parser)
+  return log
+}
+
+const isUnframed = (line: string) => line.length > 0 && !/^(:|(data|event|id|retry)(:|$))/.test(line)
+
+describe("Decoder.decodeSse framing agrees with effect's Sse.makeParser", () => {
+  it.effect.prop(
+    "on any body in any reads: the same events, in order",
+    { body: bodies },
+    ({ body }) =>
+      Effect.gen(function*() {
+        const bytes = Fixture.bytes(textOf(body))
+        // effect's parser drops the BOM itself, so it gets the text with the BOM kept.
+        const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes)
+        const expected = [...effectEvents((parser) => parser.feed(text)), "END"]
+        const got = yield* decodeLog(Fixture.chunk(bytes, body.sizes), false)
+        expect(got).toEqual(got.at(-1) === "NotAnEventStream" ? ["END", "NotAnEventStream"] : expected)
+        if (got.at(-1) === "NotAnEventStream") expect(expected).toEqual(["END"])
+      }),
+    { arbitrary: { runs: 1500 } }
+  )
+
+  it.effect.prop(
+    "on the line-splitting path: the same events, and every unframed line in body order",
+    { body: bodies },
+    ({ body }) =>
+      Effect.gen(function*() {
+        const bytes = Fixture.bytes(textOf(body))
+        // The reference: one BOM dropped by the UTF-8 decode, lines split on CRLF, LF or CR,
+        // unframed lines recorded and the others fed to effect's parser one by one (after a
+        // blank line, so that it drops no second BOM); the last line counts without a line end.
+        const lines = new TextDecoder().decode(bytes).split(/\r\n|\r|\n/)
+        const last = lines.pop()!
+        const expected: Array<string> = []
+        const parser = Sse.makeParser((event) => {
+          if (event._tag === "Event") expected.push(`E:${event.event}:${event.data}`)
+        })
+        parser.feed("\n")
+        for (const line of lines) {
+          if (isUnframed(line)) expected.push(`L:${line}`)
+          else parser.feed(`${line}\n`)
+        }
+        if (isUnframed(last)) expected.push(`L:${last}`)
+        expected.push("END")
+        const got = yield* decodeLog(Fixture.chunk(bytes, body.sizes), true)
+        expect(got).toEqual(got.at(-1) === "NotAnEventStream" ? [...expected, "NotAnEventStream"] : expected)
+      }),
+    { arbitrary: { runs: 1000 } }
+  )
+
+  it.effect.prop(
+    "the event-size limit fails the same event, with the same events before it, whatever the reads",
+    {
+      body: bodies,
+      max: int(1, 40),
+      sizes: Arbitrary.array(int(1, 48), { minLength: 1, maxLength: 16 }),
+      unframed: Arbitrary.schema(Schema.Boolean)
+    },
+    ({ body, max, sizes, unframed }) =>
+      Effect.gen(function*() {
+        // Reads about as long as the limit: some hold a whole event and the blank line after it.
+        const bytes = Fixture.bytes(textOf(body))
+        const run = (reads: ReadonlyArray<Uint8Array>) =>
+          Effect.gen(function*() {
+            const { log, make } = recorder(unframed)
+            yield* Stream.fromIterable(reads).pipe(
+              Decoder.decodeSse(make, { maxEventSize: max }),
+              Stream.runForEach((event) => Effect.sync(() => log.push(`F:${event.failure?._tag}`))),
+              Effect.catchTag("NotAnEventStream", () => Effect.sync(() => log.push("NotAnEventStream")))
+            )
+            return log
+          })
+        expect(yield* run(Fixture.chunk(bytes, sizes))).toEqual(yield* run(Fixture.chunk(bytes, [1])))
+      }),
+    { arbitrary: { runs: 1000 } }
+  )
+
+  it.effect("drops exactly one leading BOM, and never the characters ï»¿", () =>
+    Effect.gen(function*() {
+      for (const unframed of [false, true]) {
+        expect(yield* decodeIn(["\uFEFF\uFEFFdata: 1\n\ndata: 2\n\n"], unframed)).toEqual(
+          unframed ? ["L:\uFEFFdata: 1", "E:message:2", "END"] : ["E:message:2", "END"]
+        )
+        expect(yield* decodeIn(["ï»¿data: 1\n\ndata: 2\n\n"], unframed)).toEqual(
+          unframed ? ["L:ï»¿data: 1", "E:message:2", "END"] : ["E:message:2", "END"]
+        )
+        expect(yield* decodeIn([Uint8Array.of(0xef), Uint8Array.of(0xbb, 0xbf), "data: 1\n\n"], unframed)).toEqual([
+          "E:message:1",
+          "END"
+        ])
+      }
+    }))
 })

@@ -124,14 +124,22 @@ for (const provider of Provider.names) {
           const other = bodies[b % bodies.length]!.list
           let spliced: Array<Lifecycle.Labelled>
           if (form && (provider === "anthropic" || provider === "openai-responses")) {
-            // A's start (and up to the whole of A before its end), then B from its start.
-            const candidates = bodies.filter((x) => startId(x.list) !== undefined && startId(x.list) !== startId(first))
+            // A's start (and up to the whole of A before its end), then B from its start. A is a
+            // body with a start event (one that opens with content has none to cut after).
+            const withStart = ended.filter((x) => startId(x.list) !== undefined)
+            const opened = withStart[a % withStart.length]!.list
+            const candidates = bodies.filter((x) =>
+              startId(x.list) !== undefined && startId(x.list) !== startId(opened)
+            )
             const second = candidates[b % candidates.length]!.list
-            const aStart = first.findIndex((x) => x.kind === "start")
-            const aEnd = Lifecycle.endOf(first)
+            const aStart = opened.findIndex((x) => x.kind === "start")
+            const aEnd = Lifecycle.endOf(opened)
             const cut = aStart + 1 + (from % (aEnd - aStart))
             const bStart = second.findIndex((x) => x.kind === "start")
-            spliced = [...first.slice(0, cut), ...second.slice(bStart, bStart + 1 + (count % (second.length - bStart)))]
+            spliced = [
+              ...opened.slice(0, cut),
+              ...second.slice(bStart, bStart + 1 + (count % (second.length - bStart)))
+            ]
           } else {
             // A whole, then a non-empty slice of B with a live event (tool data, for Gemini).
             const live = other.flatMap((x, i) =>

@@ -27,14 +27,19 @@
  * only for a turn without tool calls: see `FinishReason`); `MalformedToolArguments`; otherwise the
  * completed turn.
  *
- * Cost is linear in the stream's bytes: fragments are appended (V8 ropes, flattened once), no
- * buffer is re-parsed on a delta, and the argument-size check counts UTF-8 bytes only once a call
- * is within a factor of three of its limit. The count is exact whatever the split: a surrogate
- * pair whose halves end one delta and start the next is one 4-byte character.
+ * Cost is linear in the stream's bytes: fragments are collected and joined in growing batches (each
+ * character copied once more in all), no buffer is re-parsed on a delta, and the argument-size check
+ * counts UTF-8 bytes only once a call is within a factor of three of its limit. The count is exact
+ * whatever the split: a surrogate pair whose halves end one delta and start the next is one 4-byte
+ * character. A stream's machine is one object with prototype methods, and the Effect forms run
+ * once per upstream array of events, never per event.
+ *
+ * The module is longer than most because it is one concept: the fold, the classes it releases and
+ * its two Effect forms (the arithmetic on argument text is in `internal/arguments.ts`).
  *
  * @since 0.1.0
  */
-import { Cause, Channel, Effect, Pull, Result, Schema, Stream } from "effect"
+import { Cause, Effect, Pull, Result, Schema, Stream } from "effect"
 import {
   ArgumentsTooLarge,
   type AssemblyError,
@@ -49,6 +54,7 @@ import {
   withFinishReason
 } from "./AssemblyError.js"
 import type { FinishClass } from "./FinishReason.js"
+import * as Arguments from "./internal/arguments.js"
 import { type StreamEvent, type ToolCallDelta, Usage } from "./StreamEvent.js"
 
 /**
@@ -204,223 +210,93 @@ interface Call {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options?: Options): Machine => {
-  const maxBytes = options?.maxArgumentsBytes ?? defaultMaxArgumentsBytes
-  const maxDepth = options?.maxArgumentsDepth ?? defaultMaxArgumentsDepth
-  const calls: Array<Call> = []
-  const byIndex = new Map<number, Call>()
+export const make = (options?: Options): Machine => new AssemblyMachine(options)
+
+/**
+ * The {@link Machine}: plain mutable state and prototype methods, so a stream's machine is one
+ * object (no closures or accessors made per stream).
+ */
+class AssemblyMachine implements Machine {
+  private readonly maxBytes: number
+  private readonly maxDepth: number
+  private readonly calls: Array<Call> = []
+  private readonly byIndex = new Map<number, Call>()
   /** Calls by provider id; `null` when several calls share the id (ambiguous without an index). */
-  const byId = new Map<string, Call | null>()
-  let maxIndex = -1
-  let text = ""
-  let usage: Usage | undefined
-  let finishReason: string | null = null
-  let finishClass: FinishClass | undefined
-  let finished = false
+  private readonly byId = new Map<string, Call | null>()
+  private maxIndex = -1
+  private textSoFar = ""
+  private usage: Usage | undefined = undefined
+  private reason: string | null = null
+  private finishClass: FinishClass | undefined = undefined
+  private finished = false
   /** A finish reason or signal was read: from here on, tool data is a protocol error. */
-  let sealed = false
-  let failure: StreamFailure | ArgumentsTooLarge | undefined
-  let failed = false
+  private sealed = false
+  private problem: StreamFailure | ArgumentsTooLarge | undefined = undefined
 
-  const tooLarge = (call: Call) =>
-    new ArgumentsTooLarge({
-      finishReason: null,
-      index: call.index,
-      id: bounded(call.id),
-      toolName: excerpt(call.name),
-      maxBytes
-    })
-
-  const append = (call: Call, delta: string): ArgumentsTooLarge | undefined => {
-    if (delta.length === 0) return undefined
-    const tail = call.tail
-    tail.push(delta)
-    if (tail.length >= 256 && tail.length * 4 >= call.joined) {
-      call.args += tail.join("")
-      call.joined += tail.length
-      call.tail = []
-    }
-    call.chars += delta.length
-    if (call.chars * 3 > maxBytes) {
-      if (call.bytes < 0) call.bytes = utf8Length(argumentsText(call))
-      else {
-        call.bytes += utf8Length(delta)
-        // A surrogate pair split across deltas: its halves were counted 3 + 3, the character is 4.
-        if (call.highEnd && isLowSurrogate(delta.charCodeAt(0))) call.bytes -= 2
-      }
-      call.highEnd = isHighSurrogate(delta.charCodeAt(delta.length - 1))
-      if (call.bytes > maxBytes) return tooLarge(call)
-    }
-    return undefined
+  constructor(options: Options | undefined) {
+    this.maxBytes = options?.maxArgumentsBytes ?? defaultMaxArgumentsBytes
+    this.maxDepth = options?.maxArgumentsDepth ?? defaultMaxArgumentsDepth
   }
 
-  const applyArguments = (call: Call, delta: ToolCallDelta) => {
-    if (delta.argumentsBytes !== undefined && delta.argumentsBytes > maxBytes) return tooLarge(call)
-    if (delta.argumentsDelta) {
-      const crossed = append(call, delta.argumentsDelta)
-      if (crossed) return crossed
-    }
-    if (delta.arguments !== undefined) {
-      if (call.chars === 0) return append(call, delta.arguments)
-      if (argumentsText(call) !== delta.arguments) {
-        return protocol(call.index, call.id, call.name, "the final arguments differ from the accumulated deltas")
-      }
-    }
-    return undefined
+  get failure(): AssemblyError | undefined {
+    return this.problem === undefined ? undefined : withFinishReason(this.problem, this.reason)
   }
 
-  const indexId = (id: string, call: Call) => {
-    const known = byId.get(id)
-    byId.set(id, known === undefined || known === call ? call : null)
+  get text(): string {
+    return this.textSoFar
   }
 
-  const open = (index: number, delta: ToolCallDelta, id: string | undefined, name: string | undefined) => {
-    if (name === undefined) {
-      return protocol(index, id, undefined, `a delta for tool call ${index}, which was never started (no name)`)
-    }
-    const call: Call = {
-      index,
-      id,
-      name,
-      type: delta.type || undefined,
-      args: "",
-      tail: [],
-      joined: 0,
-      chars: 0,
-      bytes: -1,
-      highEnd: false
-    }
-    calls.push(call)
-    byIndex.set(index, call)
-    if (id !== undefined) indexId(id, call)
-    if (index > maxIndex) maxIndex = index
-    return applyArguments(call, delta)
+  get finishReason(): string | null {
+    return this.reason
   }
 
-  /** Opens a call that came without an index: it takes the next index after the highest in use. */
-  const openNext = (delta: ToolCallDelta, id: string | undefined, name: string | undefined) =>
-    maxIndex < Number.MAX_SAFE_INTEGER
-      ? open(maxIndex + 1, delta, id, name)
-      : protocol(undefined, id, name, `a call without an index has no index left after ${maxIndex}`)
-
-  const apply = (call: Call, delta: ToolCallDelta, id: string | undefined, name: string | undefined) => {
-    if (name !== undefined && name !== call.name) {
-      return protocol(call.index, call.id, call.name, `the call's name changed from ${call.name} to ${name}`)
-    }
-    if (delta.type) {
-      if (call.type === undefined) call.type = delta.type
-      else if (call.type !== delta.type) {
-        return protocol(call.index, call.id, call.name, `the call's type changed from ${call.type} to ${delta.type}`)
-      }
-    }
-    if (id !== undefined && call.id === undefined) {
-      call.id = id
-      indexId(id, call)
-    }
-    return applyArguments(call, delta)
-  }
-
-  const applyDelta = (delta: ToolCallDelta): StreamFailure | ArgumentsTooLarge | undefined => {
-    const id = delta.id || undefined
-    const name = delta.name || undefined
-    const index = delta.index
-    if (index !== undefined && index !== null) {
-      if (!isKey(index)) return badIndex(index)
-      const call = byIndex.get(index)
-      if (call === undefined) return open(index, delta, id, name)
-      if (id !== undefined && call.id !== undefined && id !== call.id) {
-        if (isOneJsonValue(argumentsText(call))) return open(index, delta, id, name)
-        return protocol(
-          index,
-          id,
-          call.name,
-          `index ${index} got a second id ${id} while call ${call.id} was incomplete`
-        )
-      }
-      return apply(call, delta, id, name)
-    }
-    if (id !== undefined) {
-      const call = byId.get(id)
-      if (call === null) {
-        return protocol(undefined, id, name, `a delta without index names id ${id}, which several calls share`)
-      }
-      return call === undefined ? openNext(delta, id, name) : apply(call, delta, id, name)
-    }
-    if (calls.length === 0) return openNext(delta, id, name)
-    if (calls.length === 1) return apply(calls[0]!, delta, id, name)
-    return protocol(
-      undefined,
-      undefined,
-      name,
-      `a delta without index or id is ambiguous with ${calls.length} calls open`
-    )
-  }
-
-  /** The failure for tool data after the finish, naming the call it was meant for when there is one. */
-  const afterFinish = (delta: ToolCallDelta): StreamFailure => {
-    const index = delta.index
-    if (index !== undefined && index !== null && !isKey(index)) return badIndex(index)
-    const id = delta.id || undefined
-    const call = index !== undefined && index !== null
-      ? byIndex.get(index)
-      : id !== undefined
-      ? byId.get(id) ?? undefined
-      : calls.length === 1
-      ? calls[0]
-      : undefined
-    return call === undefined
-      ? protocol(index ?? undefined, id, delta.name || undefined, "tool data arrived after the finish")
-      : protocol(call.index, call.id ?? id, call.name, "tool data arrived after the finish")
-  }
-
-  /** After a failure nothing is released: drop the buffered calls so a kept machine holds no arguments. */
-  const release = () => {
-    calls.length = 0
-    byIndex.clear()
-    byId.clear()
-  }
-
-  const push = (event: StreamEvent): void => {
-    if (failed) return
-    if (event.text) text += event.text
+  push(event: StreamEvent): void {
+    if (this.problem !== undefined) return
+    if (event.text) this.textSoFar += event.text
     const deltas = event.toolCalls
+    let failure: StreamFailure | ArgumentsTooLarge | undefined
     if (deltas !== undefined && deltas.length > 0) {
-      if (sealed) {
-        failure = afterFinish(deltas[0]!)
+      if (this.sealed) {
+        failure = this.afterFinish(deltas[0]!)
       } else {
         for (let i = 0; i < deltas.length; i++) {
-          const problem = applyDelta(deltas[i]!)
-          if (problem !== undefined) {
-            failure = problem
-            break
-          }
+          failure = this.applyDelta(deltas[i]!)
+          if (failure !== undefined) break
         }
       }
     }
     if (failure === undefined && event.failure !== undefined) failure = event.failure
     const finish = event.finish
     if (finish !== undefined) {
-      if (finish.reason !== null && finishReason === null && finish.reason !== "") {
-        finishReason = finish.reason
-        finishClass = finish.class
-        sealed = true
+      if (finish.reason !== null && this.reason === null && finish.reason !== "") {
+        this.reason = finish.reason
+        this.finishClass = finish.class
+        this.sealed = true
       }
       if (finish.terminal) {
-        finished = true
-        sealed = true
-        if (finishClass === undefined) finishClass = finish.class
+        this.finished = true
+        this.sealed = true
+        if (this.finishClass === undefined) this.finishClass = finish.class
       }
     }
-    if (event.usage !== undefined) usage = usage === undefined ? event.usage : { ...usage, ...event.usage }
+    if (event.usage !== undefined) {
+      this.usage = this.usage === undefined ? event.usage : { ...this.usage, ...event.usage }
+    }
     if (failure !== undefined) {
-      failed = true
-      release()
+      this.problem = failure
+      // Nothing is released after a failure: drop the buffered calls so a kept machine holds no arguments.
+      this.calls.length = 0
+      this.byIndex.clear()
+      this.byId.clear()
     }
   }
 
-  const end = (): Result.Result<AssembledTurn, AssemblyError> => {
-    if (failure !== undefined) return Result.fail(withFinishReason(failure, finishReason))
-    if (!finished) return Result.fail(new IncompleteStream({ finishReason, pendingToolCalls: calls.length }))
+  end(): Result.Result<AssembledTurn, AssemblyError> {
+    const finishReason = this.reason
+    const calls = this.calls
+    if (this.problem !== undefined) return Result.fail(withFinishReason(this.problem, finishReason))
+    if (!this.finished) return Result.fail(new IncompleteStream({ finishReason, pendingToolCalls: calls.length }))
+    const finishClass = this.finishClass
     if (finishClass !== "success" && (finishClass !== "success_no_calls" || calls.length > 0)) {
       return Result.fail(
         finishClass === "token_limit"
@@ -436,7 +312,7 @@ export const make = (options?: Options): Machine => {
     const toolCalls: Array<AssembledToolCall> = []
     for (const call of ordered) {
       const args = argumentsText(call)
-      const parsed = parseArguments(args, maxDepth)
+      const parsed = Arguments.parse(args, this.maxDepth)
       if (typeof parsed === "string") {
         return Result.fail(
           new MalformedToolArguments({
@@ -457,22 +333,162 @@ export const make = (options?: Options): Machine => {
       )
     }
     return Result.succeed(
-      new AssembledTurn({ text, toolCalls, finishReason, usage }, { disableChecks: true })
+      new AssembledTurn({ text: this.textSoFar, toolCalls, finishReason, usage: this.usage }, { disableChecks: true })
     )
   }
 
-  return {
-    push,
-    end,
-    get failure() {
-      return failure === undefined ? undefined : withFinishReason(failure, finishReason)
-    },
-    get text() {
-      return text
-    },
-    get finishReason() {
-      return finishReason
+  private tooLarge(call: Call): ArgumentsTooLarge {
+    return new ArgumentsTooLarge({
+      finishReason: null,
+      index: call.index,
+      id: bounded(call.id),
+      toolName: excerpt(call.name),
+      maxBytes: this.maxBytes
+    })
+  }
+
+  private append(call: Call, delta: string): ArgumentsTooLarge | undefined {
+    if (delta.length === 0) return undefined
+    const tail = call.tail
+    tail.push(delta)
+    if (tail.length >= 256 && tail.length * 4 >= call.joined) {
+      call.args += tail.join("")
+      call.joined += tail.length
+      call.tail = []
     }
+    call.chars += delta.length
+    if (call.chars * 3 > this.maxBytes) {
+      if (call.bytes < 0) call.bytes = Arguments.utf8Length(argumentsText(call))
+      else {
+        call.bytes += Arguments.utf8Length(delta)
+        // A surrogate pair split across deltas: its halves were counted 3 + 3, the character is 4.
+        if (call.highEnd && Arguments.isLowSurrogate(delta.charCodeAt(0))) call.bytes -= 2
+      }
+      call.highEnd = Arguments.isHighSurrogate(delta.charCodeAt(delta.length - 1))
+      if (call.bytes > this.maxBytes) return this.tooLarge(call)
+    }
+    return undefined
+  }
+
+  private applyArguments(call: Call, delta: ToolCallDelta): StreamFailure | ArgumentsTooLarge | undefined {
+    if (delta.argumentsBytes !== undefined && delta.argumentsBytes > this.maxBytes) return this.tooLarge(call)
+    if (delta.argumentsDelta) {
+      const crossed = this.append(call, delta.argumentsDelta)
+      if (crossed) return crossed
+    }
+    if (delta.arguments !== undefined) {
+      if (call.chars === 0) return this.append(call, delta.arguments)
+      if (argumentsText(call) !== delta.arguments) {
+        return protocol(call.index, call.id, call.name, "the final arguments differ from the accumulated deltas")
+      }
+    }
+    return undefined
+  }
+
+  private indexId(id: string, call: Call): void {
+    const known = this.byId.get(id)
+    this.byId.set(id, known === undefined || known === call ? call : null)
+  }
+
+  private open(index: number, delta: ToolCallDelta, id: string | undefined, name: string | undefined) {
+    if (name === undefined) {
+      return protocol(index, id, undefined, `a delta for tool call ${index}, which was never started (no name)`)
+    }
+    const call: Call = {
+      index,
+      id,
+      name,
+      type: delta.type || undefined,
+      args: "",
+      tail: [],
+      joined: 0,
+      chars: 0,
+      bytes: -1,
+      highEnd: false
+    }
+    this.calls.push(call)
+    this.byIndex.set(index, call)
+    if (id !== undefined) this.indexId(id, call)
+    if (index > this.maxIndex) this.maxIndex = index
+    return this.applyArguments(call, delta)
+  }
+
+  /** Opens a call that came without an index: it takes the next index after the highest in use. */
+  private openNext(delta: ToolCallDelta, id: string | undefined, name: string | undefined) {
+    return this.maxIndex < Number.MAX_SAFE_INTEGER
+      ? this.open(this.maxIndex + 1, delta, id, name)
+      : protocol(undefined, id, name, `a call without an index has no index left after ${this.maxIndex}`)
+  }
+
+  private apply(call: Call, delta: ToolCallDelta, id: string | undefined, name: string | undefined) {
+    if (name !== undefined && name !== call.name) {
+      return protocol(call.index, call.id, call.name, `the call's name changed from ${call.name} to ${name}`)
+    }
+    if (delta.type) {
+      if (call.type === undefined) call.type = delta.type
+      else if (call.type !== delta.type) {
+        return protocol(call.index, call.id, call.name, `the call's type changed from ${call.type} to ${delta.type}`)
+      }
+    }
+    if (id !== undefined && call.id === undefined) {
+      call.id = id
+      this.indexId(id, call)
+    }
+    return this.applyArguments(call, delta)
+  }
+
+  private applyDelta(delta: ToolCallDelta): StreamFailure | ArgumentsTooLarge | undefined {
+    const id = delta.id || undefined
+    const name = delta.name || undefined
+    const index = delta.index
+    const calls = this.calls
+    if (index !== undefined && index !== null) {
+      if (!isKey(index)) return badIndex(index)
+      const call = this.byIndex.get(index)
+      if (call === undefined) return this.open(index, delta, id, name)
+      if (id !== undefined && call.id !== undefined && id !== call.id) {
+        if (Arguments.isOneJsonValue(argumentsText(call))) return this.open(index, delta, id, name)
+        return protocol(
+          index,
+          id,
+          call.name,
+          `index ${index} got a second id ${id} while call ${call.id} was incomplete`
+        )
+      }
+      return this.apply(call, delta, id, name)
+    }
+    if (id !== undefined) {
+      const call = this.byId.get(id)
+      if (call === null) {
+        return protocol(undefined, id, name, `a delta without index names id ${id}, which several calls share`)
+      }
+      return call === undefined ? this.openNext(delta, id, name) : this.apply(call, delta, id, name)
+    }
+    if (calls.length === 0) return this.openNext(delta, id, name)
+    if (calls.length === 1) return this.apply(calls[0]!, delta, id, name)
+    return protocol(
+      undefined,
+      undefined,
+      name,
+      `a delta without index or id is ambiguous with ${calls.length} calls open`
+    )
+  }
+
+  /** The failure for tool data after the finish, naming the call it was meant for when there is one. */
+  private afterFinish(delta: ToolCallDelta): StreamFailure {
+    const index = delta.index
+    if (index !== undefined && index !== null && !isKey(index)) return badIndex(index)
+    const id = delta.id || undefined
+    const call = index !== undefined && index !== null
+      ? this.byIndex.get(index)
+      : id !== undefined
+      ? this.byId.get(id) ?? undefined
+      : this.calls.length === 1
+      ? this.calls[0]
+      : undefined
+    return call === undefined
+      ? protocol(index ?? undefined, id, delta.name || undefined, "tool data arrived after the finish")
+      : protocol(call.index, call.id ?? id, call.name, "tool data arrived after the finish")
   }
 }
 
@@ -507,51 +523,49 @@ export const assemble =
  */
 export const stream =
   (options?: Options) => <E, R>(self: Stream.Stream<StreamEvent, E, R>): Stream.Stream<Output, AssemblyError | E, R> =>
-    Stream.fromChannel(
-      Channel.fromTransform((upstream, scope) =>
-        Effect.map(Channel.toTransform(Stream.toChannel(self))(upstream, scope), (pull) => {
-          const machine = make(options)
-          let halted = false
-          let pendingFailure: AssemblyError | undefined
-          const onEvents = (events: ReadonlyArray<StreamEvent>) => {
-            const out: Array<Output> = []
-            for (let i = 0; i < events.length; i++) {
-              const event = events[i]!
-              machine.push(event)
-              if (event.text) out.push({ _tag: "TextDelta", text: event.text })
-              if (machine.failure !== undefined) {
-                pendingFailure = machine.failure
-                break
-              }
-            }
-            return out
-          }
-          const onHalt = (
-            cause: Cause.Cause<E | Cause.Done<unknown>>
-          ): Pull.Pull<readonly [Output, ...Array<Output>], AssemblyError | E> => {
-            if (!Pull.isDoneCause(cause)) return Effect.failCause(cause as Cause.Cause<E>)
-            halted = true
-            const verdict = machine.end()
-            return Result.isSuccess(verdict)
-              ? Effect.succeed([{ _tag: "TurnCompleted", turn: verdict.success } as Output] as const)
-              : Effect.fail(verdict.failure)
-          }
-          return Effect.suspend(
-            function loop(): Pull.Pull<readonly [Output, ...Array<Output>], AssemblyError | E> {
-              if (pendingFailure !== undefined) return Effect.fail(pendingFailure)
-              if (halted) return Cause.done()
-              return Effect.matchCauseEffect(pull, {
-                onFailure: onHalt,
-                onSuccess: (events) => {
-                  const out = onEvents(events)
-                  return out.length > 0 ? Effect.succeed(out as unknown as readonly [Output, ...Array<Output>]) : loop()
-                }
-              })
-            }
-          )
-        })
-      )
-    )
+    Stream.transformPull(self, (pull) => Effect.sync(() => pullOutputs(pull, make(options))))
+
+type Outputs = readonly [Output, ...Array<Output>]
+
+/**
+ * The pull of {@link stream}: one upstream array of events, then its text deltas as one array
+ * (or, at the end, the completed turn). The effects are built once per stream and rerun for
+ * every upstream array.
+ */
+const pullOutputs = <E>(
+  pull: Pull.Pull<readonly [StreamEvent, ...Array<StreamEvent>], E, void>,
+  machine: Machine
+): Pull.Pull<Outputs, AssemblyError | E, void> => {
+  let halted = false
+  let pendingFailure: AssemblyError | undefined
+  const step = Effect.matchCauseEffect(pull, {
+    onFailure: (cause): Pull.Pull<Outputs, AssemblyError | E, void> => {
+      if (!Pull.isDoneCause(cause)) return Effect.failCause(cause as Cause.Cause<E>)
+      halted = true
+      const verdict = machine.end()
+      return Result.isSuccess(verdict)
+        ? Effect.succeed([{ _tag: "TurnCompleted", turn: verdict.success }])
+        : Effect.fail(verdict.failure)
+    },
+    onSuccess: (events) => {
+      const out: Array<Output> = []
+      for (let i = 0; i < events.length; i++) {
+        const event = events[i]!
+        machine.push(event)
+        if (event.text) out.push({ _tag: "TextDelta", text: event.text })
+        if (machine.failure !== undefined) {
+          pendingFailure = machine.failure
+          break
+        }
+      }
+      return out.length > 0 ? Effect.succeed(out as unknown as Outputs) : next
+    }
+  })
+  const next: Pull.Pull<Outputs, AssemblyError | E, void> = Effect.suspend(() =>
+    pendingFailure !== undefined ? Effect.fail(pendingFailure) : halted ? Cause.done() : step
+  )
+  return next
+}
 
 /**
  * A `ToolCallProtocolError`. Ids, names and the reason (which quotes them) come from the payload,
@@ -586,74 +600,4 @@ const argumentsText = (call: Call): string => {
     call.tail = []
   }
   return call.args
-}
-
-const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff
-const isLowSurrogate = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff
-
-/**
- * UTF-8 length of a string, counting a surrogate pair as 4 bytes and a lone surrogate as 3 (the
- * U+FFFD it is encoded as). A pair split across two strings is counted 3 + 3 here; `append`
- * corrects that at the seam.
- */
-const utf8Length = (s: string): number => {
-  let n = 0
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    if (c < 0x80) n += 1
-    else if (c < 0x800) n += 2
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1)
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n += 4
-        i++
-      } else n += 3
-    } else n += 3
-  }
-  return n
-}
-
-const isOneJsonValue = (s: string): boolean => {
-  if (s.length === 0) return false
-  try {
-    JSON.parse(s)
-    return true
-  } catch {
-    return false
-  }
-}
-
-/** The parsed arguments object, or why the text is not exactly one JSON object. */
-const parseArguments = (s: string, maxDepth: number): Record<string, unknown> | string => {
-  if (s.length === 0) return {}
-  let value: unknown
-  try {
-    value = JSON.parse(s)
-  } catch (e) {
-    return excerpt(e instanceof Error ? e.message : String(e))
-  }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    return `the arguments are ${
-      value === null ? "null" : Array.isArray(value) ? "an array" : typeof value
-    }, not an object`
-  }
-  if (deeperThan(value, maxDepth, 1)) return `the arguments nest deeper than ${maxDepth} levels`
-  return value as Record<string, unknown>
-}
-
-/** Whether a parsed JSON value nests objects and arrays deeper than `limit`; stops at `limit + 1`. */
-const deeperThan = (value: object, limit: number, depth: number): boolean => {
-  if (depth > limit) return true
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const item = value[i]
-      if (typeof item === "object" && item !== null && deeperThan(item, limit, depth + 1)) return true
-    }
-    return false
-  }
-  for (const key in value) {
-    const item = (value as Record<string, unknown>)[key]
-    if (typeof item === "object" && item !== null && deeperThan(item, limit, depth + 1)) return true
-  }
-  return false
 }

@@ -59,7 +59,7 @@ const longestField = 5
 const isBlank = (b: number) => b === SPACE || b === TAB || b === LF || b === CR
 
 /** Whether `head[0..length)` is one of the field names (`whole`) or a prefix of one. */
-const matches = (head: Uint8Array, length: number, whole: boolean): boolean =>
+const matches = (head: ArrayLike<number>, length: number, whole: boolean): boolean =>
   fields.some((field) => {
     if (whole ? field.length !== length : field.length < length) return false
     for (let i = 0; i < length; i++) if (field[i] !== head[i]) return false
@@ -96,13 +96,14 @@ export const make = (limit: number): Probe => {
   /** BOM bytes matched at the body's start so far; -1 once past them. */
   let bom = 0
   /** The current line's first bytes, up to one past the longest field name. */
-  const head = new Uint8Array(longestField + 1)
+  const head: Array<number> = [0, 0, 0, 0, 0, 0]
   let headLength = 0
   /** The current line is known not to be an SSE line: skip to its end. */
   let skipping = false
   let first = -1
   let last = -1
-  const start = new Uint8Array(keptBytes)
+  /** The body's first bytes, for the excerpt; allocated only when the first read does not decide. */
+  let start: Uint8Array | undefined
   let startLength = 0
   let seen = 0
 
@@ -124,11 +125,6 @@ export const make = (limit: number): Probe => {
         bom = -1
       }
     }
-    if (startLength < keptBytes && i < n) {
-      const piece = chunk.subarray(i, i + keptBytes - startLength)
-      start.set(piece, startLength)
-      startLength += piece.length
-    }
     if (first < 0) {
       for (let j = i; j < n; j++) {
         if (!isBlank(chunk[j]!)) {
@@ -143,6 +139,19 @@ export const make = (limit: number): Probe => {
         break
       }
     }
+    scan(chunk, i)
+    if (!sse && startLength < keptBytes && i < n) {
+      const piece = chunk.subarray(i, i + keptBytes - startLength)
+      start ??= new Uint8Array(keptBytes)
+      start.set(piece, startLength)
+      startLength += piece.length
+    }
+  }
+
+  /** Looks at the lines of `chunk` from `from` on until one is an SSE line (then sets `sse`) or the chunk ends. */
+  const scan = (chunk: Uint8Array, from: number) => {
+    const n = chunk.length
+    let i = from
     let lf = -2
     let cr = -2
     while (i < n) {
@@ -179,21 +188,25 @@ export const make = (limit: number): Probe => {
 
   const overLimit = () => !sse && seen > limit
 
+  const startText = () =>
+    start === undefined
+      ? ""
+      : new TextDecoder("utf-8", { ignoreBOM: true }).decode(start.subarray(0, startLength), { stream: true })
+
   const end = (): Verdict | undefined => {
     if (sse || first < 0) return undefined
     if (overLimit()) {
-      const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(start.subarray(0, startLength), {
-        stream: true
-      })
-      return { found: first === OPEN_BRACE || first === OPEN_BRACKET ? "json" : "text", excerpt: excerptOf(text) }
+      return {
+        found: first === OPEN_BRACE || first === OPEN_BRACKET ? "json" : "text",
+        excerpt: excerptOf(startText())
+      }
     }
     // The body stopped inside its last line while that line could still become a field line.
     if (!skipping && headLength > 0 && matches(head, headLength, false)) return undefined
     const found = (first === OPEN_BRACE && last === CLOSE_BRACE) || (first === OPEN_BRACKET && last === CLOSE_BRACKET)
       ? "json"
       : "text"
-    const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(start.subarray(0, startLength), { stream: true })
-    return { found, excerpt: excerptOf(text) }
+    return { found, excerpt: excerptOf(startText()) }
   }
 
   return { feed, overLimit, end }

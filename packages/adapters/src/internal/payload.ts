@@ -34,8 +34,16 @@ export const malformed = (reason: string, data: string): AssemblyError.Malformed
   new AssemblyError.MalformedStreamEvent({
     finishReason: null,
     reason: AssemblyError.excerpt(reason),
-    excerpt: AssemblyError.excerpt(data)
+    excerpt: detached(AssemblyError.excerpt(data))
   })
+
+/**
+ * A copy of a string that holds no reference to a larger one. The SSE parser hands over each
+ * event's data as a slice of the text of the whole read, and V8 keeps a slice's whole parent alive:
+ * an excerpt kept in an error must not keep the read with it. `JSON.parse` of the string's JSON
+ * text gives back exactly the same characters (lone surrogates included) in a string of its own.
+ */
+const detached = (s: string): string => JSON.parse(JSON.stringify(s)) as string
 
 /**
  * A `ToolCallProtocolError` found by an adapter's structural checks. The id, the name and the
@@ -128,18 +136,20 @@ export const usage = (fields: {
 }
 
 /**
- * The parts of one core event while a decoder reads a provider event. `fail` keeps the first
+ * One core event while a decoder reads a provider event, and then the event itself: every decoder
+ * builds its events as instances of this one class, so the events that reach the assembler all
+ * have one shape (its field reads stay monomorphic) and each is one object. `fail` keeps the first
  * failure only: the first problem in the provider's reading order is the one reported
  * (`test/fixtures/README.md` §2).
  */
-export class EventParts {
+export class EventParts implements StreamEvent.StreamEvent {
   text: string | undefined = undefined
   toolCalls: Array<StreamEvent.ToolCallDelta> | undefined = undefined
   failure: AssemblyError.StreamFailure | undefined = undefined
   finish: StreamEvent.Finish | undefined = undefined
   usage: StreamEvent.Usage | undefined = undefined
   /** The event ends the provider's stream (`StreamEvent.end`). */
-  end = false
+  end: true | undefined = undefined
 
   fail(failure: AssemblyError.StreamFailure): void {
     if (this.failure === undefined) this.failure = failure
@@ -156,27 +166,12 @@ export class EventParts {
     else this.toolCalls.push(delta)
   }
 
-  /** The core event, or `undefined` when nothing was found. */
+  /** The core event (this object), or `undefined` when nothing was found. */
   toEvent(): StreamEvent.StreamEvent | undefined {
-    if (
-      this.text === undefined && this.toolCalls === undefined && this.failure === undefined &&
-      this.finish === undefined && this.usage === undefined && !this.end
-    ) return undefined
-    const event: {
-      text?: string
-      toolCalls?: ReadonlyArray<StreamEvent.ToolCallDelta>
-      failure?: AssemblyError.StreamFailure
-      finish?: StreamEvent.Finish
-      usage?: StreamEvent.Usage
-      end?: boolean
-    } = {}
-    if (this.text !== undefined) event.text = this.text
-    if (this.toolCalls !== undefined) event.toolCalls = this.toolCalls
-    if (this.failure !== undefined) event.failure = this.failure
-    if (this.finish !== undefined) event.finish = this.finish
-    if (this.usage !== undefined) event.usage = this.usage
-    if (this.end) event.end = true
-    return event
+    return this.text === undefined && this.toolCalls === undefined && this.failure === undefined &&
+        this.finish === undefined && this.usage === undefined && this.end === undefined
+      ? undefined
+      : this
   }
 }
 
