@@ -2,10 +2,12 @@
  * The fake provider's multi-step scripting: which step a request is, read from the tool results
  * its body carries in each provider's request format (the shapes of the providers' API references:
  * OpenAI Chat `tool` messages, Responses `function_call_output` items, Anthropic `tool_result`
- * blocks, Gemini `functionResponse` parts), and a plan that answers each step of a script.
+ * blocks, Gemini `functionResponse` parts), and a plan that answers each step of a script; and a
+ * cut point given as a fraction of the body.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FakeProvider } from "@toolgate/testing"
+import { Effect } from "effect"
 
 const call = (id: string) => ({ id, type: "function", function: { name: "create_task", arguments: "{}" } })
 
@@ -109,4 +111,32 @@ describe("FakeProvider multi-step scripting", () => {
       source: FakeProvider.anthropic(script[1]!)
     })
   })
+})
+
+describe("FakeProvider cut points", () => {
+  it.live("a fraction cuts the same body at that share of its bytes", () =>
+    Effect.gen(function*() {
+      const scenario: FakeProvider.Scenario = {
+        text: "Creating the task.",
+        toolCalls: [{ name: "create_task", arguments: { lead: "lead-1", title: "Call back about pilot pricing" } }]
+      }
+      const provider = yield* FakeProvider.make({
+        seed: 3,
+        plan: (request) => ({
+          source: FakeProvider.openAiChat(scenario),
+          // the same request answered again with the same bytes, cut at half of them
+          ...(request.seq === 2
+            ? { repeatPrevious: true, fault: { _tag: "Truncate", afterBytes: { fraction: 0.5 } } }
+            : {})
+        })
+      })
+      const whole = yield* Effect.promise(() =>
+        fetch(provider.url, { method: "POST", body: "{}" }).then((r) => r.text())
+      )
+      const cut = yield* Effect.promise(() => fetch(provider.url, { method: "POST", body: "{}" }).then((r) => r.text()))
+      const log = (yield* provider.stats).log
+      expect(log.map((r) => r.outcome)).toEqual(["completed", "truncated"])
+      expect(log[1]!.bytesWritten).toBe(Buffer.byteLength(cut))
+      expect(cut).toBe(whole.slice(0, Math.round(whole.length / 2)))
+    }).pipe(Effect.scoped))
 })

@@ -154,9 +154,9 @@ const providerPlan =
         toolCalls: scripted.calls.map((c) => ({ name: c.name, arguments: c.streamed })),
         finishReason: scripted.finishReason
       }
-    const answer: FakeProvider.Answer = { source: FakeProvider.openAiChat(scenario), chunkBytes: [24, 160], paceMs }
+    const answer: FakeProvider.Answer = { source: FakeProvider.openAiChat(scenario), chunkBytes: [256, 1024], paceMs }
     if (lead === undefined || request.attempt > 1 || step !== lead.faultStep) return answer
-    // a step's body is about 1.5 KB: cut it inside the calls' arguments, or before the finish
+    // a step's calls stream in the second half of its body: cut there, or just before the finish
     switch (lead.fault) {
       case "rate_limited":
         return { ...answer, fault: { _tag: "Status", status: 429, retryAfter: 1 } } satisfies FakeProvider.Answer
@@ -165,12 +165,12 @@ const providerPlan =
       case "dropped":
         return {
           ...answer,
-          fault: { _tag: "Drop", afterBytes: 700 + (lead.id.charCodeAt(8) % 7) * 100 }
+          fault: { _tag: "Drop", afterBytes: { fraction: 0.6 + (lead.id.charCodeAt(8) % 7) * 0.04 } }
         } satisfies FakeProvider.Answer
       case "stalled":
-        return { ...answer, fault: { _tag: "Stall", afterBytes: 600 } } satisfies FakeProvider.Answer
+        return { ...answer, fault: { _tag: "Stall", afterBytes: { fraction: 0.7 } } } satisfies FakeProvider.Answer
       case "truncated":
-        return { ...answer, fault: { _tag: "Truncate", afterBytes: 900 } } satisfies FakeProvider.Answer
+        return { ...answer, fault: { _tag: "Truncate", afterBytes: { fraction: 0.9 } } } satisfies FakeProvider.Answer
       default:
         return answer
     }

@@ -134,6 +134,16 @@ export const openAiChat = (scenario: Scenario): Source => ({ _tag: "OpenAiChat",
 export const anthropic = (scenario: Scenario): Source => ({ _tag: "Anthropic", scenario })
 
 /**
+ * Where a `Drop`, `Truncate` or `Stall` cuts a body: after that many bytes, or after that fraction
+ * (0 to 1) of the body's bytes (a generated body's size depends on its ids and splits: a fraction
+ * lands in the same part of it, such as the middle of its calls' arguments).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CutPoint = number | { readonly fraction: number }
+
+/**
  * A fault injected into one response.
  *
  * - `Reset`: the socket is destroyed before the response head (the client sees no response).
@@ -152,9 +162,9 @@ export const anthropic = (scenario: Scenario): Source => ({ _tag: "Anthropic", s
  */
 export type Fault =
   | { readonly _tag: "Reset" }
-  | { readonly _tag: "Drop"; readonly afterBytes: number }
-  | { readonly _tag: "Truncate"; readonly afterBytes: number }
-  | { readonly _tag: "Stall"; readonly afterBytes: number }
+  | { readonly _tag: "Drop"; readonly afterBytes: CutPoint }
+  | { readonly _tag: "Truncate"; readonly afterBytes: CutPoint }
+  | { readonly _tag: "Stall"; readonly afterBytes: CutPoint }
   | {
     readonly _tag: "Status"
     readonly status: number
@@ -473,9 +483,12 @@ export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope
         let writes = fault?._tag === "Duplicate" ? [...rendered.writes, ...rendered.writes] : rendered.writes
         const chunkBytes = chosen.chunkBytes
         if (chunkBytes !== undefined) writes = Bodies.rechunk(writes, chunkBytes, random)
-        const limit = fault?._tag === "Drop" || fault?._tag === "Truncate" || fault?._tag === "Stall"
+        const cut = fault?._tag === "Drop" || fault?._tag === "Truncate" || fault?._tag === "Stall"
           ? fault.afterBytes
           : undefined
+        const limit = typeof cut === "object"
+          ? Math.round(cut.fraction * writes.reduce((n, w) => n + w.length, 0))
+          : cut
         if (limit !== undefined) writes = Bodies.limitWrites(writes, limit)
         const pace = chosen.paceMs ?? options.paceMs ?? 0
         record.status = 200
