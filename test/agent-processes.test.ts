@@ -3,8 +3,9 @@
  * the follow-up task, assign the owner, then the answer) against the fake provider and the fake
  * CRM on 127.0.0.1, its worker (`test/process/agent.mjs`, on the built dist) SIGKILLed after each
  * step in turn and the turn delivered again to a fresh process. Every mutation reaches the CRM
- * exactly once, the final transcript is the one of an uninterrupted run, and the provider is never
- * asked again for a journaled step (counted at the provider, per step). Also a worker SIGKILLed
+ * exactly once, the final transcript is the one of an uninterrupted run (and every request the
+ * model is sent is, byte for byte, the uninterrupted run's), and the provider is never asked again
+ * for a journaled step (counted at the provider, per step). Also a worker SIGKILLed
  * while the model streams a step (its lease live): the fresh process waits out the lease, asks that
  * step again, and still applies every mutation once. On the embedded store and on the PostgreSQL
  * server.
@@ -54,16 +55,25 @@ interface Done {
  */
 const servers = (lead: string, stall?: (step: number, seq: number) => boolean) =>
   Effect.gen(function*() {
+    /** Each request's body as sent, by step. */
+    const sent: Array<{ readonly step: number; readonly body: string }> = []
     const provider = yield* FakeProvider.make({
       seed: 7,
       requestKey: (r) => `step-${FakeProvider.stepOf(r.body)}`,
       plan: FakeProvider.steps(script(lead), {
-        answer: (request, step) => stall?.(step, request.seq) === true ? { headersDelayMs: Infinity } : {}
+        answer: (request, step) => {
+          sent.push({ step, body: request.rawBody })
+          return stall?.(step, request.seq) === true ? { headersDelayMs: Infinity } : {}
+        }
       })
     })
     const crm = yield* FakeCrm.make()
-    return { provider, crm }
+    return { provider, crm, sent }
   })
+
+/** The body sent for each step (the last one when a step was asked twice). */
+const bodiesOf = (sent: ReadonlyArray<{ readonly step: number; readonly body: string }>) =>
+  [1, 2, 3, 4].map((step) => sent.filter((s) => s.step === step).at(-1)?.body)
 
 /** Model requests per step, as the provider counted them. */
 const requestsPerStep = (provider: FakeProvider.Server) =>
@@ -97,17 +107,17 @@ const scenarios = (name: string, makeStore: () => Promise<Store>) =>
     /** Each run its own turn (scope); every run answers the same lead, so transcripts compare. */
     const turnOf = (label: string) => ({ scope: { tenant: "acme", turn: `lead-x-${label}-${++turns}` } })
 
-    /** The transcript of an uninterrupted run (its own servers, the same seed). */
+    /** The transcript of an uninterrupted run (its own servers, the same seed), and what it sent. */
     const reference = Effect.gen(function*() {
       const { scope } = turnOf("reference")
-      const { crm, provider } = yield* servers("lead-x")
+      const { crm, provider, sent } = yield* servers("lead-x")
       const done = yield* finish(
         run({ store: yield* storeOf, provider: provider.url, crm: crm.url, scope, lead: "lead-x" })
       )
       assert.strictEqual(done.stoppedBy, "answer")
       assert.deepStrictEqual(yield* requestsPerStep(provider), [1, 1, 1, 1])
       yield* assertAppliedOnce(crm, "lead-x")
-      return done.transcript
+      return { transcript: done.transcript, bodies: bodiesOf(sent) }
     })
 
     it.live(
@@ -117,7 +127,7 @@ const scenarios = (name: string, makeStore: () => Promise<Store>) =>
           const uninterrupted = yield* reference
           for (const k of [1, 2, 3, 4]) {
             const { scope } = turnOf(`kill-${k}`)
-            const { crm, provider } = yield* servers("lead-x")
+            const { crm, provider, sent } = yield* servers("lead-x")
             const base = { store: yield* storeOf, provider: provider.url, crm: crm.url, scope, lead: "lead-x" }
             const victim = run({ ...base, pauseAfterStep: k })
             const paused = yield* Effect.promise(() => victim.line((l) => l.includes(`"step":${k},`)))
@@ -128,7 +138,9 @@ const scenarios = (name: string, makeStore: () => Promise<Store>) =>
 
             const fresh = run(base)
             const done = yield* finish(fresh)
-            assert.deepStrictEqual(done.transcript, uninterrupted, `killed after step ${k}`)
+            assert.deepStrictEqual(done.transcript, uninterrupted.transcript, `killed after step ${k}`)
+            // and the model was sent, byte for byte, what the uninterrupted run sent it
+            assert.deepStrictEqual(bodiesOf(sent), uninterrupted.bodies)
             assert.strictEqual(done.stoppedBy, "answer")
             // the journaled steps were replayed, the others asked once: 4 requests in all
             assert.deepStrictEqual(yield* requestsPerStep(provider), [1, 1, 1, 1])
@@ -152,7 +164,7 @@ const scenarios = (name: string, makeStore: () => Promise<Store>) =>
           const uninterrupted = yield* reference
           const { scope } = turnOf("mid-step")
           // the first request of step 3 is held (the model still streaming) until its worker dies
-          const { crm, provider } = yield* servers("lead-x", (step, seq) => step === 3 && seq === 3)
+          const { crm, provider, sent } = yield* servers("lead-x", (step, seq) => step === 3 && seq === 3)
           const base = {
             store: yield* storeOf,
             provider: provider.url,
@@ -172,8 +184,12 @@ const scenarios = (name: string, makeStore: () => Promise<Store>) =>
           yield* Effect.promise(() => victim.exit)
           const fresh = run(base)
           const done = yield* finish(fresh)
-          assert.deepStrictEqual(done.transcript, uninterrupted)
+          assert.deepStrictEqual(done.transcript, uninterrupted.transcript)
           assert.deepStrictEqual(yield* requestsPerStep(provider), [1, 1, 2, 1])
+          // step 3 asked again by the fresh process: the same bytes as the killed one's request
+          const third = sent.filter((s) => s.step === 3).map((s) => s.body)
+          assert.strictEqual(third[0], third[1])
+          assert.deepStrictEqual(bodiesOf(sent), uninterrupted.bodies)
           assert.deepStrictEqual(fresh.events().filter((e) => e.event === "step").map((e) => e.replayed), [
             true,
             true,
