@@ -33,7 +33,7 @@ const outputs = body.pipe(OpenAiChat.decode(), Assembler.stream())
 const calls = Effect.flatMap(turn, ToolCall.validate(toolkit))
 
 // The model: the pipeline depends on core's ModelStream; HttpModelStream implements it over HTTP
-// for OpenAI Chat (and every compatible server) and Anthropic. Tests swap in
+// for OpenAI Chat (and every compatible server), Responses, Anthropic and Gemini. Tests swap in
 // HttpTransport.layerReplay, or a ModelStream of their own.
 const Model = HttpModelStream.layer({
   provider: "openai-chat",

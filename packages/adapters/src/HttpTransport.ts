@@ -18,14 +18,23 @@
  * - `StreamTimeout`: `first_byte` (no response head in time), `idle` (no body bytes in time, from
  *   the head to the first read and between reads), `total` (the stream, from the request to the
  *   last byte, took longer than its deadline).
- * - `NotAnEventStream`: a 2xx response whose `content-type` is JSON (`application/json`, any
- *   `…+json` type, NDJSON), decided from the head with the start of the body as its excerpt (the
- *   classic non-streaming answer: the request did not ask for a stream, or the server ignored
- *   it); or, whatever the content type, a body without one SSE line (`Decoder.decodeSse`). Only
- *   JSON is refused by its label: a missing content type (many servers omit it) and other
- *   labels (`text/plain`, `application/octet-stream`, which some servers put on their streams)
- *   are read by their bytes, so an HTML page from a proxy ends in `NotAnEventStream` too, once
- *   its body has ended.
+ * - `NotAnEventStream` (when the stream asked for an event stream only, `answer: "stream"`, the
+ *   default): a 2xx response whose `content-type` is JSON (`application/json`, any `…+json` type,
+ *   NDJSON), decided from the head with the start of the body as its excerpt (the classic
+ *   non-streaming answer: the request did not ask for a stream, or the server ignored it); or,
+ *   whatever the content type, a body without one SSE line (`Decoder.decodeSse`). Only JSON is
+ *   refused by its label: a missing content type (many servers omit it) and other labels
+ *   (`text/plain`, `application/octet-stream`, which some servers put on their streams) are read
+ *   by their bytes, so an HTML page from a proxy ends in `NotAnEventStream` too, once its body has
+ *   ended.
+ *
+ * Which answers a stream takes (`StreamOptions.answer`): `stream` (the default) reads an event
+ * stream and refuses a JSON answer as above; `json` (a request sent without a stream) and
+ * `either` (a streaming request whose caller also takes a whole JSON answer, from a server that
+ * ignores `stream`) read a body labelled `text/event-stream` as a stream, a body labelled JSON
+ * with `NonStreaming.decode` (the same core events, the same gate), and any other body by its
+ * first byte that is not blank: `{` or `[` opens a JSON document, anything else is read as a
+ * stream. The request's `accept` header says which answers it takes.
  * - `StreamAborted`: the caller's `AbortSignal` fired. An Effect interruption stays an
  *   interruption (the fiber that was interrupted cannot fail).
  *
@@ -66,6 +75,7 @@ import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import { readFile } from "node:fs/promises"
 import * as FinishProfile from "./FinishProfile.js"
 import * as Rules from "./internal/transportRules.js"
+import * as NonStreaming from "./NonStreaming.js"
 import * as Provider from "./Provider.js"
 
 /**
@@ -143,9 +153,39 @@ export const defaultBudgets: Budgets = { firstByteMs: 60_000, idleMs: 60_000, to
 export interface StreamOptions extends Partial<Budgets> {
   /** Aborting it ends the stream with `StreamAborted` (checked before the request is sent too). */
   readonly signal?: AbortSignal | undefined
-  /** Options for the decoder (`Provider.decode`). */
-  readonly decode?: Provider.Options | undefined
+  /** Options for the decoder (`Provider.decode`, and `NonStreaming.decode` for a JSON answer). */
+  readonly decode?: (Provider.Options & Pick<NonStreaming.Options, "maxBodyBytes">) | undefined
+  /**
+   * Which answers the stream takes (see the module docs): `stream` (default), `json` or
+   * `either`.
+   */
+  readonly answer?: Answer | undefined
+  /** Run once, when the answer's form is known: `stream` (SSE) or `json` (a whole body). */
+  readonly onAnswer?: ((form: "stream" | "json") => Effect.Effect<void>) | undefined
 }
+
+/**
+ * Which answers a stream takes: an event stream only (`stream`), a whole JSON body (`json`,
+ * for a request sent without a stream; an event stream is still read), or either (`either`, a
+ * streaming request to a server that may ignore `stream`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Answer = "stream" | "json" | "either"
+
+/**
+ * The `accept` header of a request that takes `answer`.
+ *
+ * @since 0.1.0
+ * @category headers
+ */
+export const acceptHeader = (answer: Answer): string =>
+  answer === "stream"
+    ? "text/event-stream"
+    : answer === "json"
+    ? "application/json"
+    : "text/event-stream, application/json;q=0.9"
 
 /**
  * The transport service: one call, one provider request, one stream of core events.
@@ -190,7 +230,10 @@ export const retryAfterMs: (headers: Readonly<Record<string, string | undefined>
   Rules.retryAfterMs
 
 /** Sends a request; the response lives until the scope closes (closing it releases the connection). */
-type Open = (request: ProviderRequest) => Effect.Effect<Rules.Response, ModelStreamError.TransportError, Scope.Scope>
+type Open = (
+  request: ProviderRequest,
+  answer: Answer
+) => Effect.Effect<Rules.Response, ModelStreamError.TransportError, Scope.Scope>
 
 const resolveBudgets = (options: StreamOptions | undefined): Budgets => ({
   firstByteMs: options?.firstByteMs ?? defaultBudgets.firstByteMs,
@@ -215,27 +258,40 @@ const make = (open: Open): HttpTransport["Service"] => ({
         )
           .pipe(Stream.mapError(clean))
       }
+      const answer = options?.answer ?? "stream"
       const opened = Number.isFinite(budgets.firstByteMs)
-        ? Effect.timeoutOrElse(open(request), {
+        ? Effect.timeoutOrElse(open(request, answer), {
           duration: Duration.millis(budgets.firstByteMs),
           orElse: () => Effect.fail(Rules.timeout("first_byte", budgets.firstByteMs))
         })
-        : open(request)
+        : open(request, answer)
       /** An event with `end` was decoded and handed downstream (see the module docs). */
       let ended = false
-      const bytes = Stream.unwrap(Effect.gen(function*() {
-        const response = yield* opened
-        if (response.status < 200 || response.status > 299) return yield* Rules.httpError(response, budgets.idleMs)
-        const contentType = response.headers["content-type"]
-        if (contentType !== undefined && Rules.isJsonMediaType(contentType)) {
-          return yield* Rules.jsonAnswer(response, contentType, budgets.idleMs)
-        }
-        return Rules.budgetedBody(response.body, budgets, () => ended)
-      }))
       const finishProfile = request.finishProfile ?? options?.decode?.finishProfile ??
         FinishProfile.forRequest(request)
-      let events: Stream.Stream<StreamEvent.StreamEvent, ModelStreamError.TransportFailure> = bytes.pipe(
-        Provider.decode(request.provider, { ...options?.decode, finishProfile })
+      const decodeOptions = { ...options?.decode, finishProfile }
+      const answered = (form: "stream" | "json") => options?.onAnswer?.(form) ?? Effect.void
+      const asStream = (body: Stream.Stream<Uint8Array, ModelStreamError.TransportFailure>) =>
+        Effect.as(answered("stream"), body.pipe(Provider.decode(request.provider, decodeOptions)))
+      const asJson = (body: Stream.Stream<Uint8Array, ModelStreamError.TransportFailure>) =>
+        Effect.as(answered("json"), body.pipe(NonStreaming.decode(request.provider, decodeOptions)))
+      let events: Stream.Stream<StreamEvent.StreamEvent, ModelStreamError.TransportFailure> = Stream.unwrap(
+        Effect.gen(function*() {
+          const response = yield* opened
+          if (response.status < 200 || response.status > 299) return yield* Rules.httpError(response, budgets.idleMs)
+          const contentType = response.headers["content-type"]
+          const labelledJson = contentType !== undefined && Rules.isJsonMediaType(contentType)
+          if (labelledJson && answer === "stream") {
+            return yield* Rules.jsonAnswer(response, contentType, budgets.idleMs)
+          }
+          const body = Rules.budgetedBody(response.body, budgets, () => ended)
+          if (answer === "stream" || (contentType !== undefined && Rules.isEventStreamMediaType(contentType))) {
+            return yield* asStream(body)
+          }
+          if (labelledJson) return yield* asJson(body)
+          const start = yield* Rules.opensWithJson(body)
+          return yield* (start.json ? asJson(start.body) : asStream(start.body))
+        })
       )
       if (Number.isFinite(budgets.totalMs)) {
         events = Stream.interruptWhen(
@@ -276,11 +332,11 @@ export const layer: Layer.Layer<HttpTransport, never, HttpClient.HttpClient> = L
   HttpTransport,
   Effect.gen(function*() {
     const client = HttpClient.withScope(yield* HttpClient.HttpClient)
-    return HttpTransport.of(make((request) =>
+    return HttpTransport.of(make((request, answer) =>
       Effect.gen(function*() {
         const keyHeader = apiKeyHeader(request)
         let http = HttpClientRequest.post(request.url).pipe(
-          HttpClientRequest.setHeaders({ accept: "text/event-stream", ...request.headers }),
+          HttpClientRequest.setHeaders({ accept: acceptHeader(answer), ...request.headers }),
           HttpClientRequest.bodyText(JSON.stringify(request.body), "application/json")
         )
         if (request.apiKey !== undefined) {

@@ -64,9 +64,9 @@ import {
   parseObject,
   protocol,
   providerError,
-  safeStringify,
-  usage
+  safeStringify
 } from "./internal/payload.js"
+import * as ResponseEnd from "./internal/responseEnd.js"
 
 const FunctionCallItem = Schema.Struct({
   type: Schema.Literal("function_call"),
@@ -425,22 +425,10 @@ export const decoder = (): Decoder.Decoder => {
     if (event.type === "response.failed") {
       parts.fail(providerError(response.error ?? "response.failed", ["code", "type"]))
     }
-    const details = response.incomplete_details
-    const reason = Predicate.isObject(details) && typeof details.reason === "string" ? details.reason : undefined
-    parts.finish = { reason: status, class: classifyStatus(status, reason), terminal: true }
+    parts.finish = ResponseEnd.finishOf(response, status, classifyStatus)
     checkSnapshot(response.output, data, parts)
-    const reported = response.usage
-    if (Predicate.isObject(reported)) {
-      const cached = Predicate.isObject(reported.input_tokens_details)
-        ? reported.input_tokens_details.cached_tokens
-        : undefined
-      parts.usage = usage({
-        inputTokens: reported.input_tokens,
-        outputTokens: reported.output_tokens,
-        totalTokens: reported.total_tokens,
-        cachedInputTokens: cached
-      })
-    }
+    const reported = ResponseEnd.usageOf(response)
+    if (reported !== undefined) parts.usage = reported
   }
 
   return {

@@ -29,6 +29,9 @@ export * as Gemini from "./Gemini.js"
 export * as EffectAi from "./EffectAi.js"
 
 /** @since 0.1.0 */
+export * as NonStreaming from "./NonStreaming.js"
+
+/** @since 0.1.0 */
 export * as HttpTransport from "./HttpTransport.js"
 
 /** @since 0.1.0 */
@@ -45,6 +48,12 @@ export * as OpenAiChatRequest from "./OpenAiChatRequest.js"
 
 /** @since 0.1.0 */
 export * as AnthropicRequest from "./AnthropicRequest.js"
+
+/** @since 0.1.0 */
+export * as OpenAiResponsesRequest from "./OpenAiResponsesRequest.js"
+
+/** @since 0.1.0 */
+export * as GeminiRequest from "./GeminiRequest.js"
 
 /** @since 0.1.0 */
 export * as ToolsFile from "./ToolsFile.js"

@@ -157,12 +157,14 @@ export class NotAnEventStream extends Schema.TaggedError<NotAnEventStream>()("No
 
 /**
  * The request cannot be written in the provider's format: a part of the prompt its encoder does
- * not carry (a file, an assistant's tool call or a tool result where the encoder has no form for
- * it yet), or a tool choice the format lacks. Raised before anything is sent; not retried (the same
- * request meets the same encoder).
+ * not carry (a file, a tool approval, a provider-executed call), a history that does not pair up
+ * (a tool result that answers no call, a call without a result), arguments a format that takes an
+ * object cannot carry, or a strict tool whose schema cannot meet the provider's strict-mode rules.
+ * Raised before anything is sent; not retried (the same request meets the same encoder).
  *
  * - `provider`: the wire format (`openai-chat`, `anthropic`, …).
- * - `reason`: what cannot be carried, and where (`message 2 (user): a file part`).
+ * - `reason`: what cannot be carried, and where (`message 2 (user): a file part`, `tool
+ *   create_task in strict mode: #/properties/due is optional, …`).
  *
  * @since 0.1.0
  * @category errors

@@ -14,10 +14,15 @@
  *   split text into word-sized deltas and arguments into deltas of 3 to 12 characters, and give
  *   every response fresh ids (`call_` + 24 characters, `toolu_01` + 22), so a retried request
  *   naturally gets fresh tool-call ids;
+ * - its form ({@link Form}): a stream (the default), one whole JSON body (a generated source's
+ *   `chat.completion` or `message`), or whichever the request asked for (`asked`: `stream: true`
+ *   in the body, or Gemini's `streamGenerateContent` in the path, is a stream);
  * - how it is written: bytes per write (`chunkBytes`, a size or a `[min, max]` range; default
- *   one write per SSE event of a generated stream, the whole body for captured bytes), the pause
- *   between writes (`paceMs`) and before the response head (`headersDelayMs`);
- * - an optional {@link Fault}.
+ *   one write per SSE event of a generated stream, the whole body for captured bytes and JSON
+ *   answers), the pause between writes (`paceMs`) and before the response head
+ *   (`headersDelayMs`);
+ * - an optional {@link Fault}, `StreamRejected` among them: a server that refuses to stream
+ *   (HTTP 400 naming `stream`) and answers the same request without `stream` normally.
  *
  * The server counts requests, connections, open sockets (to assert that a client leaked none)
  * and the outcome of every request.
@@ -156,6 +161,10 @@ export type CutPoint = number | { readonly fraction: number }
  *   any extra `headers`; no stream.
  * - `Duplicate`: the whole body twice in one response (a second lifecycle spliced after the
  *   first, same ids).
+ * - `StreamRejected`: a request that asks for a stream ({@link asksForStream}) is answered
+ *   with HTTP 400 and the provider-style error that names `stream` (OpenAI's real answer for a
+ *   model that does not stream, or `body`); a request that does not ask for one is answered
+ *   normally, as if there were no fault.
  *
  * @since 0.1.0
  * @category models
@@ -173,6 +182,17 @@ export type Fault =
     readonly headers?: Readonly<Record<string, string>> | undefined
   }
   | { readonly _tag: "Duplicate" }
+  | { readonly _tag: "StreamRejected"; readonly body?: string | undefined }
+
+/**
+ * The form of an answer: `stream` (SSE; the default), `json` (one whole JSON body, labelled
+ * `application/json`), or `asked`: `json` when the request did not ask for a stream, else
+ * `stream`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Form = "stream" | "json" | "asked"
 
 /**
  * How to answer one request.
@@ -183,6 +203,8 @@ export type Fault =
 export interface Answer {
   readonly source: Source
   readonly fault?: Fault | undefined
+  /** Default `stream`. */
+  readonly form?: Form | undefined
   /** Bytes per write: a size, or a `[min, max]` range drawn per write. Default: see the module doc. */
   readonly chunkBytes?: number | readonly [number, number] | undefined
   /** Milliseconds between two writes. Default: the server's `paceMs`, else 0. */
@@ -191,7 +213,7 @@ export interface Answer {
   readonly headersDelayMs?: number | undefined
   /**
    * The `content-type` of a 200 answer; `null` sends none (many servers omit it). Default
-   * `text/event-stream; charset=utf-8`.
+   * `text/event-stream; charset=utf-8` for a stream, `application/json` for a JSON answer.
    */
   readonly contentType?: string | null | undefined
   /**
@@ -220,6 +242,18 @@ export interface Request {
   readonly body: unknown
   readonly rawBody: string
 }
+
+/**
+ * Whether a request asks for a stream: `stream: true` in its body, or Gemini's
+ * `streamGenerateContent` in its path.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const asksForStream = (request: { readonly path: string; readonly body: unknown }): boolean =>
+  request.path.includes(":streamGenerateContent") ||
+  (typeof request.body === "object" && request.body !== null &&
+    (request.body as { stream?: unknown }).stream === true)
 
 /**
  * What became of a request: `pending` (still being answered), `completed` (the whole body
@@ -260,6 +294,10 @@ export interface RequestRecord {
   readonly outcome: Outcome
   /** The tool-call ids of the body sent (generated sources only). */
   readonly toolCallIds: ReadonlyArray<string>
+  /** Whether the request asked for a stream ({@link asksForStream}). */
+  readonly streaming: boolean
+  /** The form of the body sent: `stream` or `json`; `null` when no body was sent. */
+  readonly form: "stream" | "json" | null
 }
 
 /**
@@ -450,7 +488,7 @@ export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope
         sendJson(res, 500, JSON.stringify({ error: { message: `fake provider plan threw: ${String(error)}` } }))
         return
       }
-      const fault = chosen.fault
+      const fault = chosen.fault?._tag === "StreamRejected" && !record.streaming ? undefined : chosen.fault
       record.fault = fault?._tag ?? null
       res.on("close", () => {
         if (record.outcome === "pending") record.outcome = "client-closed"
@@ -460,6 +498,12 @@ export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope
         if (fault?._tag === "Reset") {
           record.outcome = "reset"
           req.socket.destroy()
+          return
+        }
+        if (fault?._tag === "StreamRejected") {
+          record.outcome = "status"
+          record.status = 400
+          sendJson(res, 400, fault.body ?? Bodies.streamRejectedBody(Bodies.styleOf(chosen.source)))
           return
         }
         if (fault?._tag === "Status") {
@@ -475,8 +519,12 @@ export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope
           )
           return
         }
+        const form = chosen.form === "asked" ? (record.streaming ? "stream" : "json") : chosen.form ?? "stream"
+        record.form = form
         const rendered = chosen.repeatPrevious === true && previous.has(request.key)
           ? previous.get(request.key)!
+          : form === "json"
+          ? Bodies.renderJson(chosen.source, request.body, random)
           : Bodies.render(chosen.source, request.body, random)
         previous.set(request.key, rendered)
         record.toolCallIds = rendered.toolCallIds
@@ -492,7 +540,9 @@ export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope
         if (limit !== undefined) writes = Bodies.limitWrites(writes, limit)
         const pace = chosen.paceMs ?? options.paceMs ?? 0
         record.status = 200
-        const contentType = chosen.contentType === undefined ? "text/event-stream; charset=utf-8" : chosen.contentType
+        const contentType = chosen.contentType === undefined
+          ? form === "json" ? "application/json" : "text/event-stream; charset=utf-8"
+          : chosen.contentType
         res.writeHead(200, {
           ...(contentType === null ? {} : { "content-type": contentType }),
           "cache-control": "no-cache",
@@ -552,7 +602,9 @@ export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope
           status: null,
           bytesWritten: 0,
           outcome: "pending",
-          toolCallIds: []
+          toolCallIds: [],
+          streaming: false,
+          form: null
         }
         log.push(record)
         if (req.method !== "POST") {
@@ -581,6 +633,7 @@ export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope
           attempts.set(key, attempt)
           record.key = key
           record.attempt = attempt
+          record.streaming = asksForStream(base)
           answer(req, res, { ...base, key, attempt, seq }, record)
         })
       }

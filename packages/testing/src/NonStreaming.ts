@@ -3,7 +3,8 @@
  * `stream: true`): an OpenAI `chat.completion` and a Responses body and a Gemini
  * `generateContent` body, pretty-printed as those APIs print them, an Anthropic message, and a
  * Gemini `streamGenerateContent` body without `alt=sse` (a JSON array, CRLF line ends). Each is a
- * `NotAnEventStream` for every decoder.
+ * `NotAnEventStream` for every streaming decoder; `NonStreaming.decode` of `@toolgate/adapters`
+ * reads them.
  *
  * @since 0.1.0
  */

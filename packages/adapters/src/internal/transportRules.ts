@@ -7,7 +7,7 @@
  * @internal
  */
 import { AssemblyError, ModelStreamError } from "@toolgate/core"
-import { Cause, Clock, Duration, Effect, Predicate, Redacted, Stream } from "effect"
+import { Cause, Clock, Duration, Effect, Predicate, Pull, Redacted, type Scope, Stream } from "effect"
 import type * as HttpClientError from "effect/http/HttpClientError"
 import * as EventStreamProbe from "./eventStreamProbe.js"
 
@@ -242,6 +242,48 @@ export const budgetedBody = (
         return Effect.raceFirst(pull, Effect.andThen(Effect.sleep(Duration.millis(left)), Cause.done()))
       })
     }))
+
+/** Whether a `content-type` names an event stream (`text/event-stream`, parameters ignored). */
+export const isEventStreamMediaType = (contentType: string): boolean =>
+  contentType.split(";")[0]!.trim().toLowerCase() === "text/event-stream"
+
+const isBlank = (byte: number) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d
+
+/**
+ * Looks at the start of a body whose label does not say what it is: reads until its first byte
+ * that is not blank (a UTF-8 BOM skipped) and tells whether it opens a JSON document (`{` or
+ * `[`), an SSE body never does (its lines start with a field name or `:`). The bytes read are
+ * handed back in front of the rest of the body, which is not read further; an empty body is not
+ * JSON.
+ */
+export const opensWithJson = <E>(
+  body: Stream.Stream<Uint8Array, E>
+): Effect.Effect<{ readonly json: boolean; readonly body: Stream.Stream<Uint8Array, E> }, E, Scope.Scope> =>
+  Effect.gen(function*() {
+    const pull = yield* Stream.toPull(body)
+    const seen: Array<Uint8Array> = []
+    let offset = 0
+    while (true) {
+      const exit = yield* Effect.exit(pull)
+      if (exit._tag === "Failure") {
+        if (Pull.isDoneCause(exit.cause)) return { json: false, body: Stream.fromIterable(seen) }
+        return yield* Effect.failCause(exit.cause as Cause.Cause<E>)
+      }
+      for (const chunk of exit.value) {
+        seen.push(chunk)
+        for (let i = 0; i < chunk.length; i++, offset++) {
+          const byte = chunk[i]!
+          // A UTF-8 BOM (EF BB BF) can only open the body.
+          if (offset < 3 && byte === [0xef, 0xbb, 0xbf][offset]) continue
+          if (isBlank(byte)) continue
+          return {
+            json: byte === 0x7b || byte === 0x5b,
+            body: Stream.concat(Stream.fromIterable(seen), Stream.fromPull(Effect.succeed(pull)))
+          }
+        }
+      }
+    }
+  })
 
 /** A failure to get a response head: `TransportError` `connect`. */
 export const connectError = (error: HttpClientError.HttpClientError) =>

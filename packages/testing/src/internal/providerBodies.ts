@@ -116,6 +116,114 @@ export const render = (
   }
 }
 
+/**
+ * The whole JSON answer of a generated source, as the API answers a request without a stream: an
+ * OpenAI `chat.completion` (pretty-printed, as OpenAI prints it) or an Anthropic `message` (one
+ * line), with fresh ids, the scenario's text and calls (a string `arguments` is sent as it is in
+ * OpenAI's text, and as an `input` that is not an object in Anthropic's, which is how malformed
+ * arguments look there), its finish reason and a usage. A `Bytes` source is its bytes.
+ */
+export const renderJson = (
+  source: Source,
+  body: unknown,
+  random: Random.Random
+): { writes: Array<Uint8Array>; toolCallIds: ReadonlyArray<string> } => {
+  switch (source._tag) {
+    case "Bytes":
+      return { writes: [source.bytes], toolCallIds: [] }
+    case "OpenAiChat": {
+      const scenario = source.scenario
+      const text = scenario.text ?? ""
+      const toolCalls = (scenario.toolCalls ?? []).map((call) => ({
+        id: `call_${id(random, 24)}`,
+        type: "function",
+        function: { name: call.name, arguments: argumentsText(call) }
+      }))
+      const completion = {
+        id: `chatcmpl-${id(random, 29)}`,
+        object: "chat.completion",
+        created: Math.floor(Date.now() / 1000),
+        model: scenario.model ?? requestModel(body) ?? "gpt-4o-2024-08-06",
+        choices: [{
+          index: 0,
+          message: {
+            role: "assistant",
+            content: text === "" ? null : text,
+            ...(toolCalls.length === 0 ? {} : { tool_calls: toolCalls }),
+            refusal: null,
+            annotations: []
+          },
+          logprobs: null,
+          finish_reason: scenario.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop")
+        }],
+        usage: {
+          prompt_tokens: tokens(JSON.stringify(body)),
+          completion_tokens: tokens(text + (scenario.toolCalls ?? []).map(argumentsText).join("")),
+          total_tokens: 0
+        },
+        system_fingerprint: `fp_${id(random, 10).toLowerCase()}`
+      }
+      completion.usage.total_tokens = completion.usage.prompt_tokens + completion.usage.completion_tokens
+      return {
+        writes: [encoder.encode(JSON.stringify(completion, null, 2))],
+        toolCallIds: toolCalls.map((c) => c.id)
+      }
+    }
+    case "Anthropic": {
+      const scenario = source.scenario
+      const text = scenario.text ?? ""
+      const toolUses = (scenario.toolCalls ?? []).map((call) => ({
+        type: "tool_use",
+        id: `toolu_01${id(random, 22)}`,
+        name: call.name,
+        input: typeof call.arguments === "string" ? parsedOr(call.arguments) : call.arguments
+      }))
+      const message = {
+        id: `msg_01${id(random, 22)}`,
+        type: "message",
+        role: "assistant",
+        model: scenario.model ?? requestModel(body) ?? "claude-sonnet-4-5-20250929",
+        content: [...(text === "" ? [] : [{ type: "text", text }]), ...toolUses],
+        stop_reason: scenario.finishReason ?? (toolUses.length > 0 ? "tool_use" : "end_turn"),
+        stop_sequence: null,
+        usage: {
+          input_tokens: tokens(JSON.stringify(body)),
+          output_tokens: tokens(text + (scenario.toolCalls ?? []).map(argumentsText).join(""))
+        }
+      }
+      return { writes: [encoder.encode(JSON.stringify(message))], toolCallIds: toolUses.map((c) => c.id) }
+    }
+  }
+}
+
+const parsedOr = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+/**
+ * The error body of a request refused because it asked for a stream, in the provider's style:
+ * OpenAI's real answer for a model that does not stream (`param: "stream"`,
+ * `code: "unsupported_value"`); the same words in Anthropic's and Gemini's error shapes.
+ */
+export const streamRejectedBody = (style: ErrorStyle): string => {
+  const message =
+    "Unsupported value: 'stream' does not support true with this model. Only the default (false) value is supported."
+  switch (style) {
+    case "openai":
+      return JSON.stringify({
+        error: { message, type: "invalid_request_error", param: "stream", code: "unsupported_value" }
+      })
+    case "anthropic":
+      return JSON.stringify({ type: "error", error: { type: "invalid_request_error", message } })
+    case "gemini":
+      return JSON.stringify({ error: { code: 400, message, status: "INVALID_ARGUMENT" } })
+  }
+}
+
 export const styleOf = (source: Source): ErrorStyle =>
   source._tag === "Bytes" ? source.style : source._tag === "Anthropic" ? "anthropic" : "openai"
 
