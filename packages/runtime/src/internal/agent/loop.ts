@@ -390,7 +390,7 @@ export const make: Effect.Effect<Agent.Service["run"], never, Requirements> = Ef
             calls: callResults
           }
           steps.push(result)
-          prompt = Transcript.append(prompt, step, output, callResults)
+          prompt = Transcript.append(prompt, output, callResults)
           yield* count(Agent.metrics.steps, 1, { source: decision.replayed ? "journal" : "model" })
           if (decision.replayed) {
             requestsSaved += output.attempts

@@ -5,17 +5,21 @@
  * with nothing that varies between runs (no waited milliseconds, no attempt counts), so a resumed
  * turn whose calls replay rebuilds the transcript of an uninterrupted one:
  *
- * - a result: the value of the executor's stored JSON text (byte for byte the same on every
- *   replay), `isFailure: false`;
- * - a failure: `{ error, message, … }` with `isFailure: true`, where `message` says what the model
- *   must know: that the call failed and why, or, when it may have applied, "outcome unknown —
- *   verify, do not retry".
+ * - a result: the executor's stored JSON text, byte for byte the same on every replay,
+ *   `isFailure: false`;
+ * - a failure: the JSON of `{ error, message, … }` with `isFailure: true`, where `message` says what
+ *   the model must know: that the call failed and why, or, when it may have applied, "outcome
+ *   unknown — verify, do not retry".
+ *
+ * The parts are core's history parts (`ModelStream.toolCallPart`, `toolResultPart`), which keep
+ * the arguments' and the result's exact texts for the encoders: a resumed turn sends the model the
+ * same bytes an uninterrupted one did.
  *
  * Also the fingerprint of a turn's request, which the step journal compares.
  *
  * @internal
  */
-import { IdempotencyKey } from "@toolgate/core"
+import { IdempotencyKey, ModelStream } from "@toolgate/core"
 import { Result, Schema } from "effect"
 import { Prompt } from "effect/ai"
 import { createHash } from "node:crypto"
@@ -39,10 +43,6 @@ export const fingerprint = (prompt: Prompt.Prompt): string => {
   const text = Result.isSuccess(canonical) ? canonical.success : JSON.stringify(encoded)
   return `tg1:sha256:${createHash("sha256").update(text).digest("hex")}`
 }
-
-/** The id a call goes by in the transcript: the provider's, or one made of the step and index. @internal */
-export const callId = (step: number, call: { readonly index: number; readonly id: string | null }): string =>
-  call.id ?? `toolgate_${step}_${call.index}`
 
 const unknownMessage = "outcome unknown — verify, do not retry"
 
@@ -97,48 +97,47 @@ const isJson = (value: unknown): boolean => {
   }
 }
 
-/** The `tool-result` content of one call's outcome. @internal */
-export const resultContent = (
+/**
+ * The result text of one call's outcome, with whether it is a failure: the executor's stored JSON
+ * text (byte for byte the same on every replay), or the JSON of {@link failureContent}.
+ *
+ * @internal
+ */
+export const resultOf = (
   outcome: ToolCallPipeline.CallOutcome
-): { readonly isFailure: boolean; readonly result: unknown } =>
+): { readonly isFailure: boolean; readonly resultText: string } =>
   outcome._tag === "Failed"
-    ? { isFailure: true, result: failureContent(outcome.error) }
-    : { isFailure: false, result: JSON.parse(outcome.json) }
+    ? { isFailure: true, resultText: JSON.stringify(failureContent(outcome.error)) }
+    : { isFailure: false, resultText: outcome.json }
 
 /**
- * The messages of one step: the assistant's (its text, then its calls, each with the arguments
- * the model sent) and, when it called tools, the tool message with their results.
+ * The messages of one step: the assistant's (its text, then its calls, each with the arguments'
+ * exact text as the model sent it, `ModelStream.toolCallPart`) and, when it called tools, the tool
+ * message with their results (`ModelStream.toolResultPart`), in call order.
  *
  * @internal
  */
 export const stepMessages = (
-  step: number,
   output: StepJournal.StepOutput,
   calls: ReadonlyArray<ToolCallPipeline.CallResult>
 ): ReadonlyArray<Prompt.Message> => {
   const assistant: Array<Prompt.AssistantMessagePart> = []
   if (output.text !== "") assistant.push(Prompt.makePart("text", { text: output.text }))
+  const texts = new Map(output.calls.map((call) => [call.index, call.argumentsText]))
   for (const call of calls) {
-    assistant.push(
-      Prompt.makePart("tool-call", {
-        id: callId(step, call),
-        name: call.name,
-        params: call.arguments,
-        providerExecuted: false
-      })
-    )
+    assistant.push(ModelStream.toolCallPart({
+      id: call.id,
+      name: call.name,
+      argumentsText: texts.get(call.index) ?? JSON.stringify(call.arguments),
+      arguments: call.arguments
+    }))
   }
   const messages: Array<Prompt.Message> = []
   if (assistant.length > 0) messages.push(Prompt.makeMessage("assistant", { content: assistant }))
   if (calls.length > 0) {
     messages.push(Prompt.makeMessage("tool", {
       content: calls.map((call) =>
-        Prompt.makePart("tool-result", {
-          id: callId(step, call),
-          name: call.name,
-          ...resultContent(call.outcome),
-          providerExecuted: false
-        })
+        ModelStream.toolResultPart({ id: call.id, name: call.name, ...resultOf(call.outcome) })
       )
     }))
   }
@@ -148,7 +147,6 @@ export const stepMessages = (
 /** The prompt with one step's messages appended. @internal */
 export const append = (
   prompt: Prompt.Prompt,
-  step: number,
   output: StepJournal.StepOutput,
   calls: ReadonlyArray<ToolCallPipeline.CallResult>
-): Prompt.Prompt => Prompt.fromMessages([...prompt.content, ...stepMessages(step, output, calls)])
+): Prompt.Prompt => Prompt.fromMessages([...prompt.content, ...stepMessages(output, calls)])
