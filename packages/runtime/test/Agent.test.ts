@@ -310,6 +310,28 @@ describe("Agent", () => {
       }
     }))
 
+  it.effect("metrics: steps by source, each asked step's tokens, what replays saved, turns by outcome", () =>
+    Effect.gen(function*() {
+      const model = scriptedModel(() => sdr("lead-m"))
+      const layer = agentLayer(model.layer, crm().executor, Layer.succeedContext(yield* Layer.build(memory())))
+      const scope = scopeOf("lead-m")
+      yield* Agent.runTurn(request("lead-m"), { toolkit, scope }).pipe(Effect.provide(layer))
+      yield* Agent.runTurn(request("lead-m"), { toolkit, scope }).pipe(Effect.provide(layer))
+      const counter = (metric: typeof Agent.metrics.steps, attributes: Record<string, string>) =>
+        Effect.map(Metric.value(Metric.withAttributes(metric, { provider: "scripted", ...attributes })), (s) => s.count)
+      const { metrics } = Agent
+      expect(yield* counter(metrics.steps, { source: "model" })).toBe(4)
+      expect(yield* counter(metrics.steps, { source: "journal" })).toBe(4)
+      expect(yield* counter(metrics.requestsSaved, {})).toBe(4)
+      expect(yield* counter(metrics.tokensSaved, { kind: "input" })).toBe(1_000)
+      expect(yield* counter(metrics.tokensSaved, { kind: "output" })).toBe(50)
+      expect(yield* counter(metrics.turns, { outcome: "answer" })).toBe(2)
+      const input = yield* Metric.value(
+        Metric.withAttributes(metrics.stepTokens, { provider: "scripted", kind: "input" })
+      )
+      expect([input.count, input.sum, input.min, input.max]).toEqual([4, 1_000, 100, 400])
+    }).pipe(Effect.provideService(Metric.MetricRegistry, new Map())))
+
   it.effect.prop(
     "a turn cut after any output and delivered again: each mutation once, journaled steps never asked again, the same transcript",
     { cut: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 19 })) },
