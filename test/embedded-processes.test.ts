@@ -127,8 +127,13 @@ const scenarios = (name: string, makeStore: () => Promise<Store>) => {
           go(workers)
           const done = yield* finish(workers)
           for (const d of done) assert.deepStrictEqual(d.failed, [])
-          assert.strictEqual(done.reduce((n, d) => n + d.executed, 0), 2 * turns)
-          assert.strictEqual(done.reduce((n, d) => n + d.replayed, 0), 3 * 2 * turns)
+          // Every call of every delivery got an outcome. An execution whose answer a worker did not
+          // see (fenced off under load, or the store's answer cut by a change of owner) is
+          // redelivered and then replayed, so `executed` can fall short of 2 × turns; what the
+          // CRM saw is the guarantee, asserted below: every intent once.
+          const executed = done.reduce((n, d) => n + d.executed, 0)
+          assert.isAtMost(executed, 2 * turns)
+          assert.strictEqual(executed + done.reduce((n, d) => n + d.replayed, 0), 4 * 2 * turns)
           // the work was shared: more than one process executed calls
           assert.isAbove(done.filter((d) => d.executed > 0).length, 1)
           yield* assertAppliedOnce(crm)
