@@ -115,6 +115,7 @@ describe("toolgate run --finish-profile", () => {
     dataDir: ".toolgate",
     store: undefined,
     maxTokens: 16,
+    maxSteps: 8,
     write: () => {},
     warn: () => {}
   }
@@ -160,7 +161,7 @@ describe("toolgate run --finish-profile", () => {
     "strict rejects a stop that carries calls and executes nothing; compatible executes it",
     () =>
       Effect.gen(function*() {
-        const provider = yield* FakeProvider.make({ plan: { source: FakeProvider.openAiChat(fabricated) } })
+        const provider = yield* FakeProvider.make({ plan: FakeProvider.steps([fabricated, { text: "Done." }]) })
         const crm = yield* FakeCrm.make()
         const file = toolsFile(crm.url)
         const args = (scope: string, ...extra: Array<string>) => [
@@ -180,7 +181,7 @@ describe("toolgate run --finish-profile", () => {
         ]
         const strict = yield* Effect.promise(() => Cli.toolgate(args("t/strict", "--finish-profile", "strict")))
         expect(strict.code).toBe(2)
-        expect(strict.stdout).toContain("error: UnexpectedFinishReason")
+        expect(strict.stdout).toContain("error: step 1: UnexpectedFinishReason")
         expect((yield* crm.stats).mutations).toBe(0)
         // A local URL defaults to compatible, which releases the call.
         const byDefault = yield* Effect.promise(() => Cli.toolgate(args("t/default")))

@@ -1,8 +1,9 @@
 /**
  * `toolgate run` processes sharing one `--data-dir` (the case of issue 11: a queue redelivery
  * handled by two or three workers on the default embedded store), through the built CLI: each
- * webhook is called once for the scope whatever the number of processes, and a data dir whose
- * owner does not answer is a one-line usage error.
+ * webhook is called once for the scope whatever the number of processes (and the model asked once
+ * per step: the others replay the journaled steps), and a data dir whose owner does not answer is
+ * a one-line usage error.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FakeCrm, FakeProvider } from "@toolgate/testing"
@@ -21,6 +22,9 @@ const scenario: FakeProvider.Scenario = {
     { name: "assign_owner", arguments: { lead: "lead-0077", owner_id: "usr_2" } }
   ]
 }
+
+/** The turn: the calls, then (once the results are back) the answer. */
+const plan = FakeProvider.steps([scenario, { text: "Routed: lead-0077 has a task and an owner." }])
 
 const tools = (crmUrl: string) => {
   const file = join(mkdtempSync(join(tmpdir(), "toolgate-dd-tools-")), "tools.json")
@@ -60,7 +64,7 @@ describe("toolgate run: several processes on one --data-dir", () => {
     "three processes, same --scope and --data-dir (a new one): each webhook is called once; a later run replays",
     () =>
       Effect.gen(function*() {
-        const provider = yield* FakeProvider.make({ plan: { source: FakeProvider.openAiChat(scenario) } })
+        const provider = yield* FakeProvider.make({ plan })
         const crm = yield* FakeCrm.make()
         const dataDir = join(mkdtempSync(join(tmpdir(), "toolgate-dd-")), "store")
         const toolsFile = tools(crm.url)
@@ -77,11 +81,15 @@ describe("toolgate run: several processes on one --data-dir", () => {
         const outcomes = runs.flatMap((r) => [...r.stdout.matchAll(/\) → (executed|replayed): /g)].map((m) => m[1]))
         expect(outcomes.filter((o) => o === "executed")).toHaveLength(2)
         expect(outcomes.filter((o) => o === "replayed")).toHaveLength(4)
+        // the model was asked once per step: the other processes replayed the journaled steps
+        expect((yield* provider.stats).requests).toBe(2)
+        for (const run of runs) expect(run.stdout).toContain("Routed: lead-0077 has a task and an owner.")
 
         const later = yield* Effect.promise(() => Cli.toolgate(args(provider.url, toolsFile, dataDir)))
         expect(later.code).toBe(0)
         expect([...later.stdout.matchAll(/\) → replayed: /g)]).toHaveLength(2)
         expect((yield* crm.stats).mutations).toBe(2)
+        expect((yield* provider.stats).requests).toBe(2)
       }).pipe(Effect.scoped),
     180_000
   )
@@ -90,7 +98,7 @@ describe("toolgate run: several processes on one --data-dir", () => {
     "SIGTERM ends each of two processes within a second while one waits on a stalled webhook and the other on it",
     () =>
       Effect.gen(function*() {
-        const provider = yield* FakeProvider.make({ plan: { source: FakeProvider.openAiChat(scenario) } })
+        const provider = yield* FakeProvider.make({ plan })
         // the CRM applies and never answers: one process's handlers hang, the other waits for their leases
         const crm = yield* FakeCrm.make({ plan: () => ({ _tag: "ApplyThenStall" }) })
         const dataDir = yield* Effect.promise(Pglite.freshDir)
@@ -101,18 +109,25 @@ describe("toolgate run: several processes on one --data-dir", () => {
             stdio: ["ignore", "pipe", "pipe"]
           })
         )
+        const stderr = children.map(() => "")
+        children.forEach((child, i) =>
+          child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr[i] += text))
+        )
         const exits = children.map((child) =>
           new Promise<{ code: number | null; signal: string | null; at: number }>((resolve) =>
             child.on("exit", (code, signal) => resolve({ code, signal, at: performance.now() }))
           )
         )
         yield* Effect.addFinalizer(() => Effect.sync(() => children.forEach((c) => c.kill("SIGKILL"))))
-        // both calls reached the CRM, and both processes have their turn from the provider
+        // both calls reached the CRM, and the other process has the turn's step 1 (from the
+        // journal: the model is asked once) and waits on the calls' leases
         yield* Effect.promise(() =>
           new Promise<void>((resolve) => {
             const check = () =>
               void Effect.runPromise(Effect.all([crm.stats, provider.stats])).then(([c, p]) =>
-                c.requests >= 2 && p.requests >= 2 ? resolve() : void setTimeout(check, 20)
+                c.requests >= 2 && p.requests >= 1 && stderr.some((e) => e.includes("replayed from the journal"))
+                  ? resolve()
+                  : void setTimeout(check, 20)
               )
             check()
           })
@@ -135,7 +150,7 @@ describe("toolgate run: several processes on one --data-dir", () => {
     "a data dir held by a process that does not answer: one line on stderr naming its pid, exit 1",
     () =>
       Effect.gen(function*() {
-        const provider = yield* FakeProvider.make({ plan: { source: FakeProvider.openAiChat(scenario) } })
+        const provider = yield* FakeProvider.make({ plan })
         const crm = yield* FakeCrm.make()
         const dataDir = mkdtempSync(join(tmpdir(), "toolgate-dd-held-"))
         const holder = yield* Effect.promise(() => Pglite.unansweringOwner(dataDir))

@@ -1,7 +1,9 @@
 /**
  * `toolgate run` end to end, as a child process, against the fake provider and the fake CRM on
- * 127.0.0.1: streamed text, each call's outcome, webhooks called with an Idempotency-Key, a
- * retried request, and a second run of the same scope replaying instead of re-executing.
+ * 127.0.0.1: the agent loop (each step's streamed text and calls' outcomes, the results sent back
+ * until the model answers, `--max-steps`), webhooks called with an Idempotency-Key, a retried
+ * request, and a second run of the same scope replaying every step and call instead of asking and
+ * executing again.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FakeCrm, FakeProvider, LoopbackServer } from "@toolgate/testing"
@@ -21,6 +23,9 @@ const scenario: FakeProvider.Scenario = {
     { name: "assign_owner", arguments: { lead: "lead-0042", owner_id: "usr_7731" } }
   ]
 }
+
+/** The model's answer once it has the results. */
+const answer: FakeProvider.Scenario = { text: "Done: lead-0042 has a task and an owner." }
 
 // One embedded store for the whole file: a new PGlite data directory costs an initdb (seconds);
 // the tests use distinct scopes, so sharing it changes nothing else.
@@ -63,12 +68,17 @@ describe("toolgate run", () => {
     "streams the text, executes each call once through its webhook, and replays on a second run",
     () =>
       Effect.gen(function*() {
+        const bodies: Array<unknown> = []
         const provider = yield* FakeProvider.make({
-          plan: (request) => ({
-            source: FakeProvider.openAiChat(scenario),
-            chunkBytes: 64,
-            // the first request fails before its body: the pipeline retries it
-            ...(request.seq === 1 ? { fault: { _tag: "Status", status: 500 } as const } : {})
+          plan: FakeProvider.steps([scenario, answer], {
+            // the first request fails before its body: the step's stream is retried
+            answer: (request) => {
+              bodies.push(request.body)
+              return {
+                chunkBytes: 64,
+                ...(request.seq === 1 ? { fault: { _tag: "Status", status: 500 } as const } : {})
+              }
+            }
           })
         })
         const crm = yield* FakeCrm.make()
@@ -92,7 +102,14 @@ describe("toolgate run", () => {
         expect(first.stdout).toContain("Creating the task and routing the lead now.")
         expect(first.stdout).toMatch(/create_task\(.*\) → executed: \{"id":"mut_/)
         expect(first.stdout).toMatch(/assign_owner\(.*\) → executed/)
-        expect(first.stderr).toContain("[attempt 1 failed: ProviderHttpError")
+        expect(first.stdout).toContain("Done: lead-0042 has a task and an owner.")
+        expect(first.stdout).toContain("finish reason: stop")
+        expect(first.stdout).toContain("steps: 2; model requests: 3; replayed from the journal: 0")
+        expect(first.stderr).toContain("[step 1, attempt 1 failed: ProviderHttpError")
+        // step 2 was sent the results of step 1's calls, as the CRM answered them
+        const sent = bodies.at(-1) as { messages: ReadonlyArray<{ role: string; content: unknown }> }
+        expect(sent.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "tool"])
+        expect(JSON.parse(String(sent.messages[2]!.content))).toMatchObject({ id: expect.stringMatching(/^mut_/) })
         expect(first.stdout + first.stderr).not.toContain("sk-test-secret-value")
         const afterFirst = yield* crm.stats
         expect(afterFirst.mutations).toBe(2)
@@ -102,16 +119,21 @@ describe("toolgate run", () => {
         expect(second.code).toBe(0)
         expect(second.stdout).toMatch(/create_task\(.*\) → replayed: \{"id":"mut_/)
         expect(second.stdout).toMatch(/assign_owner\(.*\) → replayed/)
+        expect(second.stdout).toContain("Done: lead-0042 has a task and an owner.")
+        expect(second.stdout).toContain("steps: 2; model requests: 0; replayed from the journal: 2 (3 requests saved)")
+        expect(second.stderr).toContain("[step 1: replayed from the journal]")
         expect((yield* crm.stats).mutations).toBe(2)
-        const requests = (yield* provider.stats).log
-        expect(new Set(requests.flatMap((r) => r.toolCallIds)).size).toBe(4) // fresh provider ids each time
+        // the second run asked the model nothing: every step came from the journal
+        expect((yield* provider.stats).requests).toBe(3)
       }).pipe(Effect.scoped),
     60_000
   )
 
   it.live("speaks the Anthropic Messages API with --provider anthropic", () =>
     Effect.gen(function*() {
-      const provider = yield* FakeProvider.make({ plan: { source: FakeProvider.anthropic(scenario) } })
+      const provider = yield* FakeProvider.make({
+        plan: FakeProvider.steps([scenario, answer], { format: "anthropic" })
+      })
       const crm = yield* FakeCrm.make()
       const { file } = toolsFile(crm.url)
       const result = yield* toolgate([
@@ -131,8 +153,11 @@ describe("toolgate run", () => {
         "Route lead-0042."
       ])
       expect(result.code).toBe(0)
-      expect(result.stdout).toContain("finish reason: tool_use")
+      expect(result.stdout).toContain("finish reason: end_turn")
+      expect(result.stdout).toContain("Done: lead-0042 has a task and an owner.")
       expect((yield* crm.stats).mutations).toBe(2)
+      // the results went back as one user message of tool_result blocks
+      expect((yield* provider.stats).requests).toBe(2)
     }).pipe(Effect.scoped), 60_000)
 
   it.live("a stream that fails its verdict releases nothing and exits 2", () =>
@@ -157,7 +182,7 @@ describe("toolgate run", () => {
         "x"
       ])
       expect(result.code).toBe(2)
-      expect(result.stdout).toContain("error: TokenLimitExceeded")
+      expect(result.stdout).toContain("error: step 1: TokenLimitExceeded")
       expect((yield* crm.stats).mutations).toBe(0)
     }).pipe(Effect.scoped), 60_000)
 
@@ -213,7 +238,8 @@ describe("toolgate run", () => {
           [["--base-url", "notaurl", "x"], "not an http(s) URL"],
           [["--base-url", "ftp://host/v1", "x"], "not an http(s) URL"],
           [["--base-url", "http://127.0.0.1:9", "--store", "mysql://x", "x"], "--store must be a postgres:// URL"],
-          [["--base-url", "http://127.0.0.1:9", "--max-tokens", "0", "x"], "--max-tokens"]
+          [["--base-url", "http://127.0.0.1:9", "--max-tokens", "0", "x"], "--max-tokens"],
+          [["--base-url", "http://127.0.0.1:9", "--max-steps", "0", "x"], "--max-steps must be between 1 and 1000"]
         ] as const
       ) {
         const result = yield* toolgate([...base, ...args])
@@ -258,9 +284,9 @@ describe("toolgate run", () => {
           meta: { source: "web form", tags: ["a", "b"], "x-key": null }
         }
         const provider = yield* FakeProvider.make({
-          plan: {
-            source: FakeProvider.openAiChat({ toolCalls: [{ name: "create_task", arguments: JSON.stringify(args) }] })
-          }
+          plan: FakeProvider.steps([{ toolCalls: [{ name: "create_task", arguments: JSON.stringify(args) }] }, {
+            text: "Created."
+          }])
         })
         const tools = writeTools([{
           type: "function",
@@ -309,7 +335,7 @@ describe("toolgate run", () => {
         const result = yield* toolgate(runArgs(provider.url, tools, "acme/closed-schema"))
         expect(result.code).toBe(2)
         expect(result.stdout).toContain(
-          "error: ToolArgumentsInvalid: tool call 0 (create_task) has invalid arguments: owner: is not declared (additionalProperties is false)"
+          "error: step 1: ToolArgumentsInvalid: tool call 0 (create_task) has invalid arguments: owner: is not declared (additionalProperties is false)"
         )
         expect(webhook.bodies).toEqual([])
       }).pipe(Effect.scoped),
@@ -357,9 +383,39 @@ describe("toolgate run", () => {
         }])
         expect(result.code).toBe(2)
         expect(result.stdout).toContain(
-          "error: ToolArgumentsInvalid: tool call 0 (set_seats) has invalid arguments: seats: must be integer, got string"
+          "error: step 1: ToolArgumentsInvalid: tool call 0 (set_seats) has invalid arguments: seats: must be integer, got string"
         )
         expect(webhook.bodies).toEqual([])
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "--max-steps bounds a model that keeps calling: its last calls run, no answer, exit 2",
+    () =>
+      Effect.gen(function*() {
+        const webhook = yield* recorder
+        const provider = yield* FakeProvider.make({
+          plan: (request) => ({
+            source: FakeProvider.openAiChat({
+              text: `Step ${FakeProvider.stepOf(request.body)}.`,
+              toolCalls: [{
+                name: "create_task",
+                arguments: { lead: "lead-1", title: `t${FakeProvider.stepOf(request.body)}` }
+              }]
+            })
+          })
+        })
+        const tools = writeTools([{
+          name: "create_task",
+          parameters: { type: "object", properties: { lead: { type: "string" }, title: { type: "string" } } },
+          webhook: `${webhook.url}/tools/create_task`
+        }])
+        const result = yield* toolgate([...runArgs(provider.url, tools, "acme/max-steps"), "--max-steps", "3"])
+        expect(result.code).toBe(2)
+        expect(result.stdout).toContain("steps: 3 (stopped at --max-steps 3: no final answer)")
+        expect(webhook.bodies.map((b) => JSON.parse(b).title)).toEqual(["t1", "t2", "t3"])
+        expect((yield* provider.stats).requests).toBe(3)
       }).pipe(Effect.scoped),
     60_000
   )

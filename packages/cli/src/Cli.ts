@@ -1,13 +1,13 @@
 /**
  * The `toolgate` command line, a thin layer of commands over the packages: `demo` (the
- * fault-injection demo of `@toolgate/demo`), `run` (one prompt through the pipeline), `inspect`
+ * fault-injection demo of `@toolgate/demo`), `run` (one prompt through the agent loop), `inspect`
  * (one captured stream), `corpus` (every capture of a fixture corpus), and the operator's
  * `records`, `resolve` and `purge` (the `Records` calls of `@toolgate/runtime`). Input errors (a
  * missing file, a directory, an empty or binary file, a file that is not UTF-8 or not an event
  * stream, an unknown provider, a bad tools file, a store that cannot be opened) print one line on
  * stderr and exit 1; a typed failure of what was asked (an inspected stream's error, a failed
- * call, a record that cannot be resolved) exits 2. Every command's help lists its exit codes
- * (`Help.ExitCodes`) and marks its required flags.
+ * turn or call, a record that cannot be resolved) exits 2. Every command's help lists its exit
+ * codes (`Help.ExitCodes`) and marks its required flags.
  *
  * @since 0.1.0
  */
@@ -186,6 +186,9 @@ const storeFlag = Flag.String("store").pipe(
   Flag.optional
 )
 
+/** The most steps `run --max-steps` allows (the agent's own bound). */
+const maxSteps = 1_000
+
 /** The most leads a demo runs: enough to load the pipeline, bounded so memory stays bounded. */
 const maxLeads = 20_000
 
@@ -252,11 +255,12 @@ const positiveMs = (flag: string, text: string) => {
 const instant = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i
 
 /**
- * `toolgate run --base-url URL --model M --tools FILE --scope S "prompt"`: one prompt through the
- * whole pipeline against an OpenAI-compatible endpoint (or `--provider anthropic`). `--deadline`
- * bounds the streaming phase (retries included), `--first-byte-timeout` and `--idle-timeout` each
- * stream attempt; `--event-time` is the business event's time, which window-scoped key policies
- * key by (required when a tool of the tools file has one).
+ * `toolgate run --base-url URL --model M --tools FILE --scope S [--max-steps N] "prompt"`: one
+ * prompt through the agent loop against an OpenAI-compatible endpoint (or `--provider
+ * anthropic`): the tools' results go back to the model until it answers. `--deadline` bounds the
+ * turn's streaming (every step's retries included), `--first-byte-timeout` and `--idle-timeout`
+ * each stream attempt; `--event-time` is the business event's time, which window-scoped key
+ * policies key by (required when a tool of the tools file has one).
  *
  * @since 0.1.0
  * @category commands
@@ -284,8 +288,14 @@ export const run = Command.make("run", {
     Flag.optional
   ),
   maxTokens: Flag.Int("max-tokens").pipe(
-    Flag.withDescription("the model's output token limit (default 1024)"),
+    Flag.withDescription("the model's output token limit per step (default 1024)"),
     Flag.withDefault(1024)
+  ),
+  maxSteps: Flag.Int("max-steps").pipe(
+    Flag.withDescription(
+      `the most model steps of the turn: tool results go back to the model until it answers or this many steps ran (default 8, at most ${maxSteps})`
+    ),
+    Flag.withDefault(8)
   ),
   dataDir: dataDirFlag,
   store: storeFlag,
@@ -313,6 +323,9 @@ export const run = Command.make("run", {
       return yield* new InputError({ reason: `--base-url ${flags.baseUrl}: not an http(s) URL` })
     }
     if (flags.maxTokens < 1) return yield* new InputError({ reason: "--max-tokens must be at least 1" })
+    if (flags.maxSteps < 1 || flags.maxSteps > maxSteps) {
+      return yield* new InputError({ reason: `--max-steps must be between 1 and ${maxSteps}` })
+    }
     const deadlineMs = yield* positiveMs("deadline", flags.deadline)
     const firstByteMs = yield* positiveMs("first-byte-timeout", flags.firstByteTimeout)
     const idleMs = yield* positiveMs("idle-timeout", flags.idleTimeout)
@@ -371,6 +384,7 @@ export const run = Command.make("run", {
       dataDir: flags.dataDir,
       store: storeUrl,
       maxTokens: flags.maxTokens,
+      maxSteps: flags.maxSteps,
       finishProfile: Option.getOrUndefined(flags.finishProfile),
       deadlineMs,
       budgets: { firstByteMs, idleMs },
@@ -378,30 +392,40 @@ export const run = Command.make("run", {
         process.stdout.write(s),
       warn: (s) => process.stderr.write(s)
     }).pipe(
-      Effect.catch((error) =>
+      Effect.catch((error) => {
+        const cause = error._tag === "StepFailed" ? error.error : error
         // An endpoint that does not stream is a usage error (the wrong URL, or a server without
         // streaming), not a failed turn: one line on stderr, exit 1; so is a data dir whose owner
         // does not answer.
-        error._tag === "NotAnEventStream"
-          ? Effect.fail(new InputError({ reason: `${flags.baseUrl} did not stream: ${error.message}` }))
-          : error._tag === "DataDirInUse"
-          ? Effect.fail(new InputError({ reason: error.message }))
+        return cause._tag === "NotAnEventStream"
+          ? Effect.fail(new InputError({ reason: `${flags.baseUrl} did not stream: ${cause.message}` }))
+          : cause._tag === "DataDirInUse"
+          ? Effect.fail(new InputError({ reason: cause.message }))
           : Effect.sync(() => {
-            process.stdout.write(`\nerror: ${error._tag}: ${error.message}\ntool calls: none released\n`)
+            process.stdout.write(
+              error._tag === "StepFailed"
+                ? `\nerror: step ${error.step}: ${cause._tag}: ${cause.message}\ntool calls of step ${error.step}: none released\n`
+                : `\nerror: ${error._tag}: ${error.message}\n`
+            )
             return false
           })
-      )
+      })
     )
     if (!settled) process.exitCode = 2
   })).pipe(
-    Command.withDescription("run one prompt through the pipeline: streamed text, then each tool call's outcome"),
+    Command.withDescription(
+      "run one prompt through the agent loop: each step's streamed text and tool calls' outcomes, until the model answers"
+    ),
     Command.annotate(Help.ExitCodes, [
-      [0, "every tool call was executed or replayed"],
+      [0, "the model answered and every tool call was executed or replayed"],
       [
         1,
         "a usage or input error (one line on stderr): a bad flag or tools file, an endpoint that does not stream, a store that cannot be opened"
       ],
-      [2, "the turn failed (its typed error is printed) or a tool call did (rejected, unknown outcome, …)"],
+      [
+        2,
+        "the turn failed (its typed error and step are printed), --max-steps ended it before an answer, or a tool call failed (rejected, unknown outcome, …)"
+      ],
       [70, "an internal error (a bug)"]
     ])
   )

@@ -1,15 +1,26 @@
 /**
  * `toolgate run`: one prompt against a real endpoint (any OpenAI-compatible server, or the
- * Anthropic Messages API), through the whole pipeline: the text is printed as it streams, then
- * each tool call with its outcome. Tool handlers are HTTP webhooks named in the tools file
- * (`"webhook": "http://…"` on each tool), called with the downstream key as `Idempotency-Key`.
+ * Anthropic Messages API), through the agent loop: each step's text is printed as it streams, then
+ * each of its tool calls with its outcome; the results go back to the model until it answers
+ * (or `--max-steps`). Tool handlers are HTTP webhooks named in the tools file (`"webhook":
+ * "http://…"` on each tool), called with the downstream key as `Idempotency-Key`. Every step is
+ * journaled: running the same scope again replays the steps and the calls instead of asking and
+ * executing again.
  *
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
 import { type FinishProfile, HttpModelStream, HttpTransport, type ToolsFile } from "@toolgate/adapters"
 import type { IdempotencyKey, ModelStream } from "@toolgate/core"
-import { EmbeddedPostgres, IdempotencyStore, ToolCallPipeline, ToolExecutor, WebhookHandler } from "@toolgate/runtime"
+import {
+  Agent,
+  EmbeddedPostgres,
+  IdempotencyStore,
+  StepJournal,
+  type ToolCallPipeline,
+  ToolExecutor,
+  WebhookHandler
+} from "@toolgate/runtime"
 import { Effect, Layer, Redacted, Stream } from "effect"
 import { Prompt, type Tool } from "effect/ai"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
@@ -21,13 +32,14 @@ import type * as HttpClient from "effect/http/HttpClient"
  * - `baseUrl`: the API base (`https://api.openai.com/v1`, `http://localhost:11434/v1`,
  *   `https://api.anthropic.com/v1`); `/chat/completions` or `/messages` is appended.
  * - `apiKey`: sent as the provider's key header; never printed.
- * - `scope`: tenant and turn of the intent keys: run the same prompt with the same scope again and
- *   every call is replayed, not re-executed.
+ * - `scope`: tenant and turn of the intent keys and of the step journal: run the same prompt with
+ *   the same scope again and every step is replayed, every call replayed, not re-executed.
  * - `dataDir` / `store`: the embedded store's directory, or a `postgres://` URL.
+ * - `maxSteps`: the most model steps of the turn (`Agent.RunOptions.maxSteps`).
  * - `finishProfile`: which finish reasons release tool calls; default `strict` for
  *   `api.openai.com` and `api.anthropic.com`, `compatible` for every other base URL
  *   (`FinishProfile.forRequest`).
- * - `deadlineMs`: the streaming phase's budget, retries included (the pipeline's default 10 min);
+ * - `deadlineMs`: the turn's budget for streaming, every step's retries included (default 10 min);
  *   `budgets`: each stream attempt's first-byte and idle budgets, ms (`HttpTransport` defaults).
  *
  * @since 0.1.0
@@ -39,12 +51,13 @@ export interface Options {
   readonly model: string
   readonly prompt: string
   readonly tools: ReadonlyArray<ToolsFile.Tool>
-  readonly toolkit: Parameters<typeof ToolCallPipeline.runTurn>[1]["toolkit"]
+  readonly toolkit: Agent.RunOptions<Record<string, Tool.Any>>["toolkit"]
   readonly scope: IdempotencyKey.Scope
   readonly apiKey: Redacted.Redacted<string> | undefined
   readonly dataDir: string
   readonly store: string | undefined
   readonly maxTokens: number
+  readonly maxSteps: number
   readonly finishProfile?: FinishProfile.FinishProfile | undefined
   readonly deadlineMs?: number | undefined
   readonly budgets?: { readonly firstByteMs?: number | undefined; readonly idleMs?: number | undefined } | undefined
@@ -129,8 +142,9 @@ export const modelRequest = (options: Options): ModelStream.ModelRequest => ({
 })
 
 /**
- * Runs the prompt. Succeeds with whether every call ended `executed` or `replayed`; fails with
- * the pipeline's error.
+ * Runs the prompt through the agent loop. Succeeds with whether the model answered and every call
+ * ended `executed` or `replayed`; fails with the turn's `Agent.AgentError` (`StepFailed` names the
+ * step).
  *
  * @since 0.1.0
  * @category running
@@ -143,43 +157,62 @@ export const run = (options: Options) => {
   const sql = options.store === undefined
     ? EmbeddedPostgres.layer({ dataDir: options.dataDir })
     : PgClient.layer({ url: Redacted.make(options.store), maxConnections: 4 })
-  const layer = ToolCallPipeline.layer.pipe(
+  const stores = Layer.mergeAll(IdempotencyStore.layerSql(), StepJournal.layerSql()).pipe(Layer.provide(sql))
+  const layer = Agent.layer.pipe(
     Layer.provide(ToolExecutor.layer(options.toolkit, handlers).pipe(Layer.provide(FetchHttpClient.layer))),
     Layer.provide(HttpModelStream.layer(modelStream(options)).pipe(Layer.provide(HttpTransport.layerNode))),
-    Layer.provide(IdempotencyStore.layerSql().pipe(Layer.provide(sql)))
+    Layer.provide(stores)
   )
   return Effect.gen(function*() {
-    const pipeline = yield* ToolCallPipeline.ToolCallPipeline
-    let allSettled = true
-    yield* pipeline.run(modelRequest(options), {
+    const agent = yield* Agent.Agent
+    let settled = true
+    yield* agent.run(modelRequest(options), {
       toolkit: options.toolkit,
       scope: options.scope,
-      deadlineMs: options.deadlineMs
+      deadlineMs: options.deadlineMs,
+      maxSteps: options.maxSteps
     }).pipe(
       Stream.runForEach((output) =>
         Effect.sync(() => {
           switch (output._tag) {
+            case "StepStarted":
+              if (output.step > 1) options.write("\n")
+              if (output.replayed) options.warn(`[step ${output.step}: replayed from the journal]\n`)
+              return
             case "TextDelta":
               return options.write(output.text)
             case "AttemptFailed":
               return options.warn(
-                `\n[attempt ${output.attempt} failed: ${output.error._tag}: ${output.error.message}; retrying in ${
+                `\n[step ${output.step}, attempt ${output.attempt} failed: ${output.error._tag}: ${output.error.message}; retrying in ${
                   Math.round(output.retryInMs)
                 } ms]\n`
               )
-            case "TurnCompleted": {
-              const { calls, finishReason } = output.result
-              options.write(`\n\nfinish reason: ${finishReason ?? "(none)"}\n`)
-              options.write(calls.length === 0 ? "tool calls: none\n" : "tool calls:\n")
+            case "CallCompleted":
+              return
+            case "StepCompleted": {
+              const { calls } = output.result
+              if (calls.length === 0) return
+              options.write("\ntool calls:\n")
               for (const call of calls) {
-                if (call.outcome._tag === "Failed") allSettled = false
+                if (call.outcome._tag === "Failed") settled = false
                 options.write(`  ${call.name}(${JSON.stringify(call.arguments)}) → ${renderOutcome(call.outcome)}\n`)
               }
+              return
+            }
+            case "TurnCompleted": {
+              const { cost, finishReason, steps, stoppedBy } = output.result
+              if (stoppedBy !== "answer") settled = false
+              options.write(`\nfinish reason: ${finishReason ?? "(none)"}\n`)
+              options.write(
+                `steps: ${steps.length}${
+                  stoppedBy === "max_steps" ? ` (stopped at --max-steps ${options.maxSteps}: no final answer)` : ""
+                }; model requests: ${cost.modelRequests}; replayed from the journal: ${cost.stepsReplayed} (${cost.requestsSaved} requests saved)\n`
+              )
             }
           }
         })
       )
     )
-    return allSettled
+    return settled
   }).pipe(Effect.provide(layer))
 }

@@ -1,22 +1,34 @@
 /**
- * `toolgate demo` (what `npm start` runs): a batch of inbound leads, each answered by a model
- * that calls `create_task` and `assign_owner`, runs concurrently through the toolgate pipeline
- * against a fake provider that injects a seeded mix of faults, with tool handlers that call a
- * fake CRM, over the embedded PGlite store persisted in `.toolgate/` (or a PostgreSQL server).
- * Then the same leads and faults go through a naive pipeline, and a report puts both side by
- * side: stream attempts, retries, calls assembled, executed, replayed, rejected by error tag,
- * outcomes unknown, and the CRM's own count of mutations and duplicates.
+ * `toolgate demo` (what `npm start` runs): a batch of inbound leads, each answered by an SDR agent
+ * in a multi-step turn (look up the contact, create the follow-up task, assign the owner, answer),
+ * run concurrently through toolgate's agent loop against a fake provider that injects a seeded mix
+ * of faults inside the steps' streams and between steps (a worker crash after step 1, a second
+ * delivery of the lead after step 2, two deliveries at once), with tool handlers that call a fake
+ * CRM, over the embedded PGlite store persisted in `.toolgate/` (or a PostgreSQL server). Then the
+ * same leads and faults go through a naive agent loop that asks the model again on every delivery,
+ * and a report puts both side by side: model requests made and saved (steps replayed from the
+ * journal), retries, calls, executed, replayed, rejected by error tag, outcomes unknown, and the
+ * CRM's own count of mutations and duplicates.
  *
- * Running it again replays every call from the durable store: no new CRM mutation.
+ * Running it again replays every step from the journal and every call from the store: no model
+ * request for a completed turn, no new CRM mutation.
  *
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
 import { HttpModelStream, HttpTransport } from "@toolgate/adapters"
 import { ModelStream } from "@toolgate/core"
-import { EmbeddedPostgres, IdempotencyStore, ToolCallPipeline, ToolExecutor, WebhookHandler } from "@toolgate/runtime"
+import {
+  Agent,
+  EmbeddedPostgres,
+  IdempotencyStore,
+  StepJournal,
+  type ToolCallPipeline,
+  ToolExecutor,
+  WebhookHandler
+} from "@toolgate/runtime"
 import { FakeCrm, FakeProvider } from "@toolgate/testing"
-import { Clock, Console, Effect, Layer, Redacted, Result, Stream } from "effect"
+import { Clock, Console, Deferred, Effect, Layer, Redacted, Result, Stream } from "effect"
 import { Prompt } from "effect/ai"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as DemoScenario from "./DemoScenario.js"
@@ -30,7 +42,7 @@ import * as NaivePipeline from "./NaivePipeline.js"
  * - `dataDir`: where the embedded store lives (default `.toolgate/`).
  * - `store`: a `postgres://` URL to use a PostgreSQL server instead.
  * - `progress`: draw a progress bar on stderr.
- * - `preview`: stream the first lead's text to stdout as it arrives.
+ * - `preview`: stream the first lead's turn to stdout as it arrives.
  *
  * @since 0.1.0
  * @category models
@@ -47,21 +59,33 @@ export interface Options {
 /**
  * One pipeline's row of the report.
  *
+ * - `attempts`: model requests made (every attempt of every step, as the fake provider counted
+ *   them); `retries`: the attempts that repeated a failed one.
+ * - `stepsReplayed`, `requestsSaved`: steps replayed from the journal, and the requests they took
+ *   when they were asked (toolgate only; the naive loop asks again).
+ * - `assembled`: tool calls of the turns (assembled now, or journaled), per delivery.
+ * - `executed`, `replayed` (from the store), `unknown` (outcome unknown: parked, never re-run).
+ * - `rejected`: turns rejected, by the error tag of their failed step, and calls whose execution
+ *   failed, by error tag.
+ * - `crmMutations`, `crmDuplicates`: the CRM's own count.
+ * - `corrupted`: executions a correct pipeline would never have made (naive only; 0 for toolgate
+ *   by construction).
+ *
  * @since 0.1.0
  * @category models
  */
 export interface Row {
   readonly attempts: number
   readonly retries: number
+  readonly stepsReplayed: number
+  readonly requestsSaved: number
   readonly assembled: number
   readonly executed: number
   readonly replayed: number
-  /** Turns rejected by the pipeline, and calls whose execution failed, by error tag. */
   readonly rejected: Readonly<Record<string, number>>
   readonly unknown: number
   readonly crmMutations: number
   readonly crmDuplicates: number
-  /** Executions a correct pipeline would never have made (naive only; 0 for toolgate by construction). */
   readonly corrupted: number
 }
 
@@ -101,22 +125,38 @@ const modelOf = (url: string): HttpModelStream.Options => ({
   budgets: { firstByteMs: 2_000, idleMs: 750 }
 })
 
-/** One lead's model request; `user` names the lead, so the fake provider knows which it answers. */
+const instructions = "You are an SDR agent. For each inbound lead: look up the contact, create a follow-up task, " +
+  "assign the lead to its owner, then say what you did."
+
+/** One lead's request; `user` names the lead, so the fake provider knows which it answers. */
 const requestOf = (lead: DemoScenario.Lead): ModelStream.ModelRequest => ({
-  prompt: Prompt.make(`New inbound lead ${lead.id} from ${lead.company}.`),
+  prompt: Prompt.make([
+    { role: "system", content: instructions },
+    { role: "user", content: `New inbound lead ${lead.id} from ${lead.company} (${lead.email}).` }
+  ]),
   tools: ModelStream.toolsOf(DemoScenario.toolkit),
   toolChoice: "auto",
   providerOptions: { user: lead.id }
 })
 
+const userOf = (body: unknown) => String((body as { user?: unknown }).user)
+
+/** The fake provider's plan: each step of each lead's turn, with the lead's fault on its step's first request. */
 const providerPlan =
   (byId: ReadonlyMap<string, DemoScenario.Lead>, paceMs: number) => (request: FakeProvider.Request) => {
-    const lead = byId.get(String((request.body as { user?: unknown }).user))
-    const scenario: FakeProvider.Scenario = lead === undefined
+    const lead = byId.get(userOf(request.body))
+    const step = FakeProvider.stepOf(request.body)
+    const scripted = lead?.steps[Math.min(step, lead.steps.length) - 1]
+    const scenario: FakeProvider.Scenario = scripted === undefined
       ? { text: "Unknown lead." }
-      : { text: lead.text, toolCalls: lead.streamed, finishReason: lead.finishReason }
-    const answer: FakeProvider.Answer = { source: FakeProvider.openAiChat(scenario), chunkBytes: [48, 400], paceMs }
-    if (lead === undefined || request.attempt > 1) return answer
+      : {
+        text: scripted.text,
+        toolCalls: scripted.calls.map((c) => ({ name: c.name, arguments: c.streamed })),
+        finishReason: scripted.finishReason
+      }
+    const answer: FakeProvider.Answer = { source: FakeProvider.openAiChat(scenario), chunkBytes: [256, 1024], paceMs }
+    if (lead === undefined || request.attempt > 1 || step !== lead.faultStep) return answer
+    // a step's calls stream in the second half of its body: cut there, or just before the finish
     switch (lead.fault) {
       case "rate_limited":
         return { ...answer, fault: { _tag: "Status", status: 429, retryAfter: 1 } } satisfies FakeProvider.Answer
@@ -125,16 +165,20 @@ const providerPlan =
       case "dropped":
         return {
           ...answer,
-          fault: { _tag: "Drop", afterBytes: 2_500 + (lead.id.charCodeAt(8) % 7) * 500 }
+          fault: { _tag: "Drop", afterBytes: { fraction: 0.6 + (lead.id.charCodeAt(8) % 7) * 0.04 } }
         } satisfies FakeProvider.Answer
       case "stalled":
-        return { ...answer, fault: { _tag: "Stall", afterBytes: 2_000 } } satisfies FakeProvider.Answer
+        return { ...answer, fault: { _tag: "Stall", afterBytes: { fraction: 0.7 } } } satisfies FakeProvider.Answer
       case "truncated":
-        return { ...answer, fault: { _tag: "Truncate", afterBytes: 3_000 } } satisfies FakeProvider.Answer
+        return { ...answer, fault: { _tag: "Truncate", afterBytes: { fraction: 0.9 } } } satisfies FakeProvider.Answer
       default:
         return answer
     }
   }
+
+/** Attempts are counted per lead and step: a retry of a step is its attempt 2. */
+const requestKey = (r: Omit<FakeProvider.Request, "key" | "attempt" | "seq">) =>
+  `${userOf(r.body)}#${FakeProvider.stepOf(r.body)}`
 
 const crmPlan =
   (byId: ReadonlyMap<string, DemoScenario.Lead>) => (request: FakeCrm.Request): FakeCrm.Fault | undefined =>
@@ -149,8 +193,17 @@ const count = (record: Record<string, number>, key: string) => {
 const bar = (done: number, total: number) => {
   const width = 30
   const filled = Math.round((done / total) * width)
-  return `[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} runs (leads and redeliveries)`
+  return `[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} deliveries`
 }
+
+/** How many times the queue delivers a lead. */
+const deliveriesOf = (lead: DemoScenario.Lead) =>
+  lead.fault === "redelivered" || lead.fault === "crashed_after_step_1" || lead.fault === "redelivered_after_step_2"
+    ? 2
+    : 1
+
+const outcomeText = (call: ToolCallPipeline.CallResult) =>
+  call.outcome._tag === "Failed" ? call.outcome.error._tag : call.outcome._tag.toLowerCase()
 
 /**
  * Runs the demo and returns its report. Needs nothing but the machine: the servers listen on
@@ -165,35 +218,35 @@ export const run = (options: Options) =>
     const byId = new Map(leads.map((l) => [l.id, l]))
     const started = yield* Clock.currentTimeMillis
 
-    const provider = yield* FakeProvider.make({
-      plan: providerPlan(byId, 1),
-      seed: options.seed,
-      requestKey: (r) => String((r.body as { user?: unknown }).user)
-    })
+    const provider = yield* FakeProvider.make({ plan: providerPlan(byId, 1), seed: options.seed, requestKey })
     const crm = yield* FakeCrm.make({ plan: crmPlan(byId) })
 
     const handlers = {
+      lookup_contact: {
+        run: (params: { readonly lead_id: string; readonly email: string }) =>
+          Effect.succeed(DemoScenario.contactOf(params))
+      },
       create_task: crmAction(crm.url, "create_task"),
       assign_owner: crmAction(crm.url, "assign_owner")
     }
     const sql = options.store === undefined
       ? EmbeddedPostgres.layer({ dataDir: options.dataDir })
       : PgClient.layer({ url: Redacted.make(options.store), maxConnections: 8 })
-    const store = IdempotencyStore.layerSql().pipe(Layer.provide(sql))
-    const modelOptions = modelOf(provider.url)
-    const pipelineLayer = ToolCallPipeline.layer.pipe(
+    const stores = Layer.mergeAll(IdempotencyStore.layerSql(), StepJournal.layerSql()).pipe(Layer.provide(sql))
+    const agentLayer = Agent.layer.pipe(
       Layer.provide(
         ToolExecutor.layer(DemoScenario.toolkit, handlers, { timeoutMs: 1_500, waitMs: 5_000 }).pipe(
           Layer.provide(FetchHttpClient.layer)
         )
       ),
-      Layer.provide(HttpModelStream.layer(modelOptions).pipe(Layer.provide(HttpTransport.layerNode))),
-      Layer.provide(store)
+      Layer.provide(HttpModelStream.layer(modelOf(provider.url)).pipe(Layer.provide(HttpTransport.layerNode))),
+      Layer.provide(stores)
     )
 
     const row = {
-      attempts: 0,
       retries: 0,
+      stepsReplayed: 0,
+      requestsSaved: 0,
       assembled: 0,
       executed: 0,
       replayed: 0,
@@ -201,106 +254,171 @@ export const run = (options: Options) =>
       unknown: 0
     }
     let done = 0
-    const total = leads.length + leads.filter((l) => l.fault === "redelivered").length
+    const total = leads.reduce((n, l) => n + deliveriesOf(l), 0)
     const draw = options.progress ? () => process.stderr.write(`\r${bar(done, total)}`) : () => undefined
+    const print = (preview: boolean, text: string) => {
+      if (preview) process.stdout.write(text)
+    }
 
-    const runOnce = (pipeline: ToolCallPipeline.Service, lead: DemoScenario.Lead, preview: boolean) =>
-      pipeline.run(
-        requestOf(lead),
-        {
-          toolkit: DemoScenario.toolkit,
-          scope: { tenant: "demo", turn: lead.id },
-          deadlineMs: 30_000,
-          retry: { maxRetries: 3, baseDelayMs: 100, maxDelayMs: 1_000 }
-        }
-      ).pipe(
-        Stream.runForEach((output) =>
-          Effect.sync(() => {
-            if (output._tag === "TextDelta") {
-              if (preview) process.stdout.write(output.text)
-            } else if (output._tag === "AttemptFailed") {
-              row.attempts++
-              row.retries++
-            } else {
-              row.attempts++
-              row.assembled += output.result.calls.length
-              for (const call of output.result.calls) {
-                if (call.outcome._tag === "Executed") row.executed++
-                else if (call.outcome._tag === "Replayed") row.replayed++
-                else if (
-                  call.outcome.error._tag === "OutcomeUnknown" || call.outcome.error._tag === "ExecutionTimeout"
-                ) {
-                  row.unknown++
-                } else count(row.rejected, call.outcome.error._tag)
-                if (preview) {
+    /**
+     * One delivery of a lead: the turn, counted as it goes; `crash` ends it once step 1 has
+     * executed (a worker that dies there); `onStep` hears each completed step.
+     */
+    const deliver = (
+      agent: Agent.Service,
+      lead: DemoScenario.Lead,
+      how: {
+        readonly preview?: boolean
+        readonly crash?: boolean
+        readonly onStep?: (step: number) => Effect.Effect<void>
+      }
+    ) => {
+      const preview = how.preview === true
+      const outputs = agent.run(requestOf(lead), {
+        toolkit: DemoScenario.toolkit,
+        scope: { tenant: "demo", turn: lead.id },
+        deadlineMs: 30_000,
+        retry: { maxRetries: 3, baseDelayMs: 100, maxDelayMs: 1_000 }
+      })
+      return (how.crash === true
+        ? outputs.pipe(Stream.takeUntil((o) => o._tag === "StepCompleted" && o.result.step === 1))
+        : outputs).pipe(
+          Stream.runForEach((output) =>
+            Effect.gen(function*() {
+              switch (output._tag) {
+                case "StepStarted":
+                  if (output.replayed) row.stepsReplayed++
+                  print(preview, `\n  step ${output.step}${output.replayed ? " (from the journal)" : ""}: `)
+                  return
+                case "TextDelta":
+                  return print(preview, output.text)
+                case "AttemptFailed":
+                  row.retries++
+                  return print(preview, ` [attempt ${output.attempt} failed: ${output.error._tag}; retrying] `)
+                case "CallCompleted": {
+                  const { call } = output
+                  row.assembled++
                   const o = call.outcome
-                  process.stdout.write(
-                    `\n  → ${call.name}(${JSON.stringify(call.arguments)}): ${
-                      o._tag === "Failed" ? o.error._tag : o._tag.toLowerCase()
-                    }`
-                  )
+                  if (o._tag === "Executed") row.executed++
+                  else if (o._tag === "Replayed") row.replayed++
+                  else if (o.error._tag === "OutcomeUnknown" || o.error._tag === "ExecutionTimeout") row.unknown++
+                  else count(row.rejected, o.error._tag)
+                  return print(preview, `\n    → ${call.name}(${JSON.stringify(call.arguments)}): ${outcomeText(call)}`)
                 }
+                case "StepCompleted":
+                  if (output.result.replayed) row.requestsSaved += output.result.attempts
+                  if (how.onStep !== undefined) yield* how.onStep(output.result.step)
+                  return
+                case "TurnCompleted":
+                  return
               }
-            }
-          })
-        ),
-        Effect.catch((error) =>
-          Effect.sync(() => {
-            row.attempts++
-            count(row.rejected, error._tag)
-          })
-        ),
-        Effect.ensuring(Effect.sync(() => {
-          done++
-          if (!preview) draw()
-        }))
-      )
+            })
+          ),
+          Effect.catch((error) =>
+            Effect.sync(() => {
+              count(row.rejected, error._tag === "StepFailed" ? error.error._tag : error._tag)
+              print(preview, `\n  ${error.message}`)
+            })
+          ),
+          Effect.ensuring(Effect.sync(() => {
+            done++
+            if (!preview) draw()
+          }))
+        )
+    }
+
+    /** A lead as the queue delivers it: once, twice at once, again after a crash, or again after step 2. */
+    const handle = (agent: Agent.Service, lead: DemoScenario.Lead, preview: boolean) =>
+      Effect.gen(function*() {
+        switch (lead.fault) {
+          case "redelivered":
+            return yield* Effect.all([deliver(agent, lead, { preview }), deliver(agent, lead, {})], {
+              concurrency: 2,
+              discard: true
+            })
+          case "crashed_after_step_1":
+            yield* deliver(agent, lead, { preview, crash: true })
+            print(preview, "\n  ✗ the worker crashed after step 1; the queue delivers the lead again")
+            return yield* deliver(agent, lead, { preview })
+          case "redelivered_after_step_2": {
+            const second = yield* Deferred.make<void>()
+            const first = deliver(agent, lead, {
+              preview,
+              onStep: (step) => step === 2 ? Deferred.succeed(second, undefined) : Effect.void
+            }).pipe(Effect.ensuring(Deferred.succeed(second, undefined)))
+            return yield* Effect.all([first, Deferred.await(second).pipe(Effect.andThen(deliver(agent, lead, {})))], {
+              concurrency: 2,
+              discard: true
+            })
+          }
+          default:
+            return yield* deliver(agent, lead, { preview })
+        }
+      })
 
     yield* Effect.gen(function*() {
-      const pipeline = yield* ToolCallPipeline.ToolCallPipeline
+      const agent = yield* Agent.Agent
       const [first, ...rest] = leads
       if (options.preview && first !== undefined) {
-        yield* Console.log(`▸ ${first.id} (${first.company}), streamed as it arrives:\n`)
-        process.stdout.write("  ")
-        yield* runOnce(pipeline, first, true)
+        yield* Console.log(`▸ ${first.id} (${first.company}), streamed as it arrives:`)
+        yield* handle(agent, first, true)
         process.stdout.write("\n\n")
       }
       const batch = options.preview ? rest : leads
       draw()
-      yield* Effect.forEach(
-        batch.flatMap((lead) => lead.fault === "redelivered" ? [lead, lead] : [lead]),
-        (lead) => runOnce(pipeline, lead, false),
-        { concurrency: 64, discard: true }
-      )
-    }).pipe(Effect.provide(pipelineLayer))
+      yield* Effect.forEach(batch, (lead) => handle(agent, lead, false), { concurrency: 64, discard: true })
+    }).pipe(Effect.provide(agentLayer))
     if (options.progress) process.stderr.write("\n")
     const crmStats = yield* crm.stats
+    const providerStats = yield* provider.stats
 
-    // The naive pipeline: same leads, same faults, its own fake provider and CRM.
-    const naiveProvider = yield* FakeProvider.make({
-      plan: providerPlan(byId, 1),
-      seed: options.seed,
-      requestKey: (r) => String((r.body as { user?: unknown }).user)
-    })
+    // The naive loop: same leads, same faults, its own fake provider and CRM.
+    const naiveProvider = yield* FakeProvider.make({ plan: providerPlan(byId, 1), seed: options.seed, requestKey })
     const naiveCrm = yield* FakeCrm.make({ plan: crmPlan(byId) })
     const naive = NaivePipeline.emptyStats()
     const naiveModel = modelOf(naiveProvider.url)
     yield* Effect.promise(async () => {
-      const queue = leads.flatMap((lead) => lead.fault === "redelivered" ? [lead, lead] : [lead])
+      const queue = [...leads]
+      const runLead = (lead: DemoScenario.Lead, more: Partial<NaivePipeline.Options> = {}) => {
+        // The body toolgate sends for the lead's first step (a text prompt always encodes), its
+        // messages rebuilt by the naive loop at each step.
+        const { messages, ...body } = Result.getOrThrow(HttpModelStream.providerRequest(naiveModel, requestOf(lead)))
+          .body as { messages: ReadonlyArray<unknown> }
+        return NaivePipeline.runLead(lead, {
+          providerUrl: `${naiveProvider.url}/v1/chat/completions`,
+          crmUrl: naiveCrm.url,
+          body,
+          prompt: messages,
+          stats: naive,
+          ...more
+        })
+      }
       const worker = async () => {
         for (let lead = queue.shift(); lead !== undefined; lead = queue.shift()) {
-          await NaivePipeline.runLead(lead, {
-            providerUrl: `${naiveProvider.url}/v1/chat/completions`,
-            crmUrl: naiveCrm.url,
-            // The body toolgate sends for the lead (a text prompt always encodes).
-            body: Result.getOrThrow(HttpModelStream.providerRequest(naiveModel, requestOf(lead))).body,
-            stats: naive
-          })
+          switch (lead.fault) {
+            case "redelivered":
+              await Promise.all([runLead(lead), runLead(lead)])
+              break
+            case "crashed_after_step_1":
+              await runLead(lead, { crashAfterStep: 1 })
+              await runLead(lead)
+              break
+            case "redelivered_after_step_2": {
+              let again: Promise<void> | undefined
+              const current = lead
+              await runLead(lead, { afterStep: (step) => (step === 2 ? (again = runLead(current)) : undefined) })
+              await again
+              break
+            }
+            default:
+              await runLead(lead)
+          }
         }
       }
       await Promise.all(Array.from({ length: 64 }, worker))
     })
     const naiveCrmStats = yield* naiveCrm.stats
+    const naiveProviderStats = yield* naiveProvider.stats
 
     const faults: Record<string, number> = {}
     for (const lead of leads) count(faults, lead.fault)
@@ -310,10 +428,18 @@ export const run = (options: Options) =>
       store: options.store === undefined ? `embedded PGlite (${options.dataDir})` : "PostgreSQL server",
       faults,
       elapsedMs: (yield* Clock.currentTimeMillis) - started,
-      toolgate: { ...row, crmMutations: crmStats.mutations, crmDuplicates: crmStats.duplicates, corrupted: 0 },
+      toolgate: {
+        ...row,
+        attempts: providerStats.requests,
+        crmMutations: crmStats.mutations,
+        crmDuplicates: crmStats.duplicates,
+        corrupted: 0
+      },
       naive: {
-        attempts: naive.attempts,
+        attempts: naiveProviderStats.requests,
         retries: naive.retries,
+        stepsReplayed: 0,
+        requestsSaved: 0,
         assembled: naive.assembled,
         executed: naive.executed,
         replayed: 0,
@@ -335,9 +461,11 @@ export const run = (options: Options) =>
  */
 export const render = (report: Report): string => {
   const rows: Array<[string, (r: Row) => string]> = [
-    ["stream attempts", (r) => String(r.attempts)],
+    ["model requests", (r) => String(r.attempts)],
     ["retries", (r) => String(r.retries)],
-    ["tool calls assembled", (r) => String(r.assembled)],
+    ["steps replayed (journal)", (r) => String(r.stepsReplayed)],
+    ["model requests saved", (r) => String(r.requestsSaved)],
+    ["tool calls", (r) => String(r.assembled)],
     ["executed", (r) => String(r.executed)],
     ["replayed (from the store)", (r) => String(r.replayed)],
     ["rejected, by error tag", (r) => tally(r.rejected) || "-"],
@@ -354,26 +482,31 @@ export const render = (report: Report): string => {
     ...rows.map(([label, f]) => `${label.padEnd(left)}  ${f(report.toolgate).padEnd(mid)}  ${f(report.naive)}`)
   ]
   const faults = tally(report.faults)
+  const { naive, toolgate } = report
   return [
-    `${report.leads} leads, seed ${report.seed}, store: ${report.store}, ${(report.elapsedMs / 1000).toFixed(1)} s`,
+    `${report.leads} leads (3-step SDR turns), seed ${report.seed}, store: ${report.store}, ${
+      (report.elapsedMs / 1000).toFixed(1)
+    } s`,
     `faults: ${faults}`,
     "",
     ...lines,
     "",
-    report.toolgate.crmDuplicates === 0
-      ? `toolgate: 0 duplicate CRM mutations; the naive pipeline made ${report.naive.crmDuplicates} and acted on ${report.naive.corrupted} corrupted calls.`
-      : `toolgate made ${report.toolgate.crmDuplicates} duplicate CRM mutations: this is a bug, please report it.`,
-    report.toolgate.executed === 0 && report.toolgate.replayed > 0
-      ? `Nothing was executed again: every completed call was replayed from the store${
-        report.toolgate.unknown > 0
-          ? ` (the ${report.toolgate.unknown} of unknown outcome stay parked until resolved)`
+    toolgate.crmDuplicates === 0
+      ? `toolgate: 0 duplicate CRM mutations, ${toolgate.requestsSaved} model requests saved by the journal; the naive loop made ${naive.crmDuplicates} duplicates, acted on ${naive.corrupted} corrupted calls and asked the model ${
+        naive.attempts - toolgate.attempts
+      } more times.`
+      : `toolgate made ${toolgate.crmDuplicates} duplicate CRM mutations: this is a bug, please report it.`,
+    toolgate.executed === 0 && toolgate.replayed > 0
+      ? `Nothing was executed again: every step was replayed from the journal and every call from the store${
+        toolgate.unknown > 0
+          ? ` (the ${toolgate.unknown} of unknown outcome stay parked until resolved)`
           : ""
-      }. To start afresh, ${
+      }; the model was asked only for the steps no run had completed. To start afresh, ${
         report.store.startsWith("embedded")
           ? "use another --data-dir or delete that directory"
           : "drop the toolgate schema"
       }.`
-      : "Run it again: every call is replayed from the durable store and the CRM sees no new mutation.",
+      : "Run it again: every step is replayed from the journal, every call from the store, and the CRM sees no new mutation.",
     "(The naive column varies a little from run to run: its faults race real timeouts.)"
   ].join("\n")
 }

@@ -293,7 +293,8 @@ export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>()("Result
 
 /**
  * The store operations (`StoreUnavailable.operation`): the `IdempotencyStore` service's methods,
- * and `migrate` (building the SQL layer).
+ * `migrate` (building the SQL layer), and the `StepJournal`'s (`claimStep`, `recordStep`,
+ * `releaseStep`, `heartbeatStep`, `readStep`, `readTurn`, `purgeSteps`).
  *
  * @since 0.1.0
  * @category models
@@ -314,7 +315,14 @@ export const StoreOperation = Schema.Literals([
   "journalOf",
   "list",
   "resolutions",
-  "migrate"
+  "migrate",
+  "claimStep",
+  "recordStep",
+  "releaseStep",
+  "heartbeatStep",
+  "readStep",
+  "readTurn",
+  "purgeSteps"
 ])
 
 /** The type of {@link StoreOperation}. @since 0.1.0 @category models */
@@ -330,7 +338,7 @@ export type StoreOperation = typeof StoreOperation.Type
  * @category errors
  */
 export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("StoreUnavailable", {
-  /** The key concerned, or `null` for batch operations (reap, purge, migrate). */
+  /** The key concerned, or `null` for batch operations (reap, purge, migrate) and the step journal's. */
   keyHash: Schema.NullOr(Schema.String),
   /** The store operation. */
   operation: StoreOperation,
@@ -340,7 +348,7 @@ export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("St
   retryable: Schema.Boolean
 }) {
   override get message(): string {
-    return `idempotency store unavailable during ${this.operation}${
+    return `store unavailable during ${this.operation}${
       this.keyHash === null ? "" : ` of ${this.keyHash}`
     }: ${this.reason}${this.code === null ? "" : ` (SQLSTATE ${this.code})`}`
   }

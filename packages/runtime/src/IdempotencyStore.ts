@@ -463,9 +463,9 @@ export const layerMemory: Layer.Layer<IdempotencyStore> = Layer.effect(Idempoten
 
 /**
  * SQL store options. `schema`: the PostgreSQL schema holding the tables (`idem_record`,
- * `idem_attempt`, `idem_resolution`, sequence `idem_fence_seq`, migrations table
- * `toolgate_migrations`); default
- * `toolgate`. Lowercase letters, digits and `_`, starting with a letter or `_`, ≤ 63 characters.
+ * `idem_attempt`, `idem_resolution`, the `StepJournal`'s `step_journal`, sequence `idem_fence_seq`,
+ * migrations table `toolgate_migrations`); default `toolgate`. Lowercase letters, digits and `_`,
+ * starting with a letter or `_`, ≤ 63 characters.
  *
  * @since 0.1.0
  * @category models
@@ -488,8 +488,9 @@ export const defaultSchema = "toolgate"
  * written, and errors bounded like results; rows written before keep their values),
  * `3_resolution_audit` (the `idem_resolution` audit of operators' resolutions, and the records'
  * `arguments`, so an operator sees what a call was and a replay can say how its arguments
- * differed; rows written before have none). `layerSql` runs them; exported so an application can
- * run them with its own migrations.
+ * differed; rows written before have none), `4_step_journal` (the `StepJournal`'s table,
+ * `step_journal`). `layerSql` (and `StepJournal.layerSql`) runs them; exported so an application can run them with its own
+ * migrations.
  *
  * @since 0.1.0
  * @category migrations

@@ -36,13 +36,14 @@ import {
   type IdempotencyKey,
   type KeyPolicy,
   ModelStream,
-  ModelStreamError,
+  type ModelStreamError,
   type StreamEvent,
   ToolCall
 } from "@toolgate/core"
-import { Clock, Context, Duration, Effect, Layer, Metric, Option, Result, Schedule, Stream } from "effect"
+import { Clock, Context, Effect, Layer, Result, Stream } from "effect"
 import type { Tool, Toolkit } from "effect/ai"
 import type * as ExecutionError from "./ExecutionError.js"
+import * as StepStream from "./internal/stepStream.js"
 import * as ToolExecutor from "./ToolExecutor.js"
 
 /**
@@ -196,35 +197,28 @@ export const isRetryable = (error: PipelineError): boolean => {
 }
 
 /**
- * Pipeline metrics. Attributes: `provider` (the model stream's `provider`), and `outcome`
- * (`completed` or the error tag).
+ * Pipeline metrics. Attributes: `provider` (the model stream's `provider`), `outcome`
+ * (`completed`, the error tag, or `interrupted`) and `kind` (`input` or `output`).
  *
  * - `toolgate_streams_started_total`: stream attempts started (requests sent);
- * - `toolgate_streams_total`: stream attempts by outcome (`StreamAborted` counts aborted ones);
+ * - `toolgate_streams_total`: stream attempts by outcome (`StreamAborted` counts aborted ones,
+ *   `interrupted` those whose consumer went away);
  * - `toolgate_stream_retries_total`: attempts that were retried;
  * - `toolgate_stream_deltas_received_total`: text and argument deltas received (about one token
  *   each on OpenAI-style streams), counted for failed and aborted attempts too;
  * - `toolgate_stream_usage_output_tokens_total`: output tokens the provider reported (only
  *   completed streams report usage: the gap to the deltas received is the cost of failed ones);
+ * - `toolgate_stream_failed_attempt_tokens_total`: tokens spent on attempts that did not complete,
+ *   by `kind`: the usage such an attempt reported before it failed, else (input) the input tokens
+ *   of the completed attempt of the same request, (output) the deltas it received;
  * - `toolgate_tool_calls_assembled_total`: calls released by assembly.
+ *
+ * The agent loop (`Agent`) streams each step through the same code, so these count its steps too.
  *
  * @since 0.1.0
  * @category metrics
  */
-export const metrics = {
-  streamsStarted: Metric.counter("toolgate_streams_started_total", { description: "stream attempts started" }),
-  streams: Metric.counter("toolgate_streams_total", { description: "stream attempts by outcome" }),
-  retries: Metric.counter("toolgate_stream_retries_total", { description: "stream attempts that were retried" }),
-  deltasReceived: Metric.counter("toolgate_stream_deltas_received_total", {
-    description: "text and tool-argument deltas received, failed and aborted attempts included"
-  }),
-  usageOutputTokens: Metric.counter("toolgate_stream_usage_output_tokens_total", {
-    description: "output tokens reported by the provider's usage"
-  }),
-  toolCallsAssembled: Metric.counter("toolgate_tool_calls_assembled_total", {
-    description: "tool calls released by assembly"
-  })
-} as const
+export const metrics = StepStream.metrics
 
 /**
  * The pipeline service.
@@ -234,9 +228,9 @@ export const metrics = {
  */
 export interface Service {
   /**
-   * Runs one turn. The stream emits text deltas at once, `AttemptFailed` before each retry, and
-   * ends with `TurnCompleted`; it fails with the last attempt's {@link PipelineError} or a
-   * validation error. Per-call execution errors are data in the result, never a failure of the
+   * Runs one turn. A request without `tools` is sent the toolkit's (`ModelStream.toolsOf`). The
+   * stream emits text deltas at once, `AttemptFailed` before each retry, and ends with
+   * `TurnCompleted`; it fails with the last attempt's {@link PipelineError} or a validation error. Per-call execution errors are data in the result, never a failure of the
    * run (a failed call never hides another call's executed outcome).
    */
   readonly run: <Tools extends Record<string, Tool.Any>>(
@@ -258,21 +252,14 @@ export class ToolCallPipeline extends Context.Service<ToolCallPipeline, Service>
 const defaultDeadlineMs = 600_000
 
 /**
- * Completes when the caller's signal fires (at once when it already has): a back-off ends there, and
- * the next attempt's model stream fails with `StreamAborted` before sending anything.
+ * A call's outcome as the pipeline reports it, from the executor's result.
+ *
+ * @since 0.1.0
+ * @category models
  */
-const untilAborted = (signal: AbortSignal) =>
-  Effect.callback<void>((resume) => {
-    if (signal.aborted) {
-      resume(Effect.void)
-      return
-    }
-    const onAbort = () => resume(Effect.void)
-    signal.addEventListener("abort", onAbort, { once: true })
-    return Effect.sync(() => signal.removeEventListener("abort", onAbort))
-  })
-
-const toOutcome = (r: Result.Result<ToolExecutor.Outcome<unknown>, ExecutionError.ExecutionError>): CallOutcome =>
+export const toOutcome = (
+  r: Result.Result<ToolExecutor.Outcome<unknown>, ExecutionError.ExecutionError>
+): CallOutcome =>
   Result.isFailure(r)
     ? { _tag: "Failed", error: r.failure }
     : r.success._tag === "Executed"
@@ -293,126 +280,59 @@ const toOutcome = (r: Result.Result<ToolExecutor.Outcome<unknown>, ExecutionErro
  */
 export const make: Effect.Effect<Service, never, ModelStream.ModelStream | ToolExecutor.ToolExecutor> = Effect.gen(
   function*() {
-    const model = yield* ModelStream.ModelStream
+    const respond = StepStream.make(yield* ModelStream.ModelStream)
     const executor = yield* ToolExecutor.ToolExecutor
-    const provider = { provider: model.provider }
 
     const run = <Tools extends Record<string, Tool.Any>>(
       request: ModelStream.ModelRequest,
       options: RunOptions<Tools>
     ): Stream.Stream<Output, PipelineError> =>
       Stream.unwrap(Effect.gen(function*() {
-        const retryable = options.retry?.isRetryable ?? isRetryable
-        const maxDelayMs = options.retry?.maxDelayMs ?? 8_000
-        const step = yield* Schedule.toStep(
-          Schedule.exponential(Duration.millis(options.retry?.baseDelayMs ?? 250), 2).pipe(
-            Schedule.jittered,
-            Schedule.upTo({ times: options.retry?.maxRetries ?? 3 })
-          )
-        )
         const deadlineMs = options.deadlineMs ?? defaultDeadlineMs
         const deadline = (yield* Clock.currentTimeMillis) + deadlineMs
-        // An attempt's `total` budget is what is left of the run's: report the run's deadline.
-        const overDeadline = new ModelStreamError.StreamTimeout({
-          finishReason: null,
-          phase: "total",
-          budgetMs: deadlineMs
-        })
-        const backoff = (ms: number) =>
-          options.signal === undefined
-            ? Effect.sleep(Duration.millis(ms))
-            : Effect.raceFirst(Effect.sleep(Duration.millis(ms)), untilAborted(options.signal))
-
-        const count = (metric: Metric.Metric<number, unknown>, by: number, attributes: Record<string, string>) =>
-          by > 0 ? Metric.update(Metric.withAttributes(metric, attributes), by) : Effect.void
-
-        const attempt = (n: number): Stream.Stream<Output, PipelineError> =>
-          Stream.unwrap(Effect.gen(function*() {
-            const remaining = deadline - (yield* Clock.currentTimeMillis)
-            if (remaining <= 0) {
-              return Stream.fail(overDeadline)
+        const retryable = options.retry?.isRetryable ?? isRetryable
+        let assembled: { readonly turn: Assembler.AssembledTurn; readonly attempts: number } | undefined
+        const finished = Effect.gen(function*() {
+          const { attempts, turn } = assembled!
+          const calls = yield* ToolCall.validate(options.toolkit)(turn)
+          const results = yield* executor.executeAll(calls as ReadonlyArray<ToolCall.ValidatedToolCall>, {
+            scope: options.scope,
+            strategy: options.strategy,
+            concurrency: options.concurrency
+          })
+          return {
+            _tag: "TurnCompleted",
+            result: {
+              text: turn.text,
+              finishReason: turn.finishReason,
+              usage: turn.usage,
+              attempts,
+              calls: calls.map((call, i) => ({
+                index: call.index,
+                id: call.id,
+                name: call.name,
+                arguments: call.arguments,
+                outcome: toOutcome(results[i]!)
+              }))
             }
-            yield* count(metrics.streamsStarted, 1, provider)
-            let deltas = 0
-            let turn: Assembler.AssembledTurn | undefined
-            const events = model.stream(request, { number: n, remainingMs: remaining, signal: options.signal }).pipe(
-              Stream.mapError((error) =>
-                error._tag === "StreamTimeout" && error.phase === "total" && error.budgetMs === remaining
-                  ? overDeadline
-                  : error
-              ),
-              Stream.tap((event) =>
-                Effect.sync(() => {
-                  if (event.text) deltas++
-                  if (event.toolCalls) deltas += event.toolCalls.length
-                })
-              ),
-              Assembler.stream(options.assembly)
-            )
-            const outputs: Stream.Stream<Output, PipelineError> = events.pipe(
-              Stream.tap((output) =>
-                Effect.sync(() => {
-                  if (output._tag === "TurnCompleted") turn = output.turn
-                })
-              ),
-              Stream.filter((output): output is Assembler.TextDelta => output._tag === "TextDelta"),
-              Stream.map((output): Output => ({ _tag: "TextDelta", text: output.text, attempt: n }))
-            )
-            const finished = Effect.gen(function*() {
-              yield* count(metrics.streams, 1, { ...provider, outcome: "completed" })
-              yield* count(metrics.deltasReceived, deltas, provider)
-              yield* count(metrics.usageOutputTokens, turn!.usage?.outputTokens ?? 0, provider)
-              yield* count(metrics.toolCallsAssembled, turn!.toolCalls.length, provider)
-              const calls = yield* ToolCall.validate(options.toolkit)(turn!)
-              const results = yield* executor.executeAll(calls as ReadonlyArray<ToolCall.ValidatedToolCall>, {
-                scope: options.scope,
-                strategy: options.strategy,
-                concurrency: options.concurrency
-              })
-              return {
-                _tag: "TurnCompleted",
-                result: {
-                  text: turn!.text,
-                  finishReason: turn!.finishReason,
-                  usage: turn!.usage,
-                  attempts: n,
-                  calls: calls.map((call, i) => ({
-                    index: call.index,
-                    id: call.id,
-                    name: call.name,
-                    arguments: call.arguments,
-                    outcome: toOutcome(results[i]!)
-                  }))
-                }
-              } satisfies Output
-            })
-            return outputs.pipe(
-              Stream.concat(Stream.fromEffect(finished)),
-              Stream.catch((error: PipelineError) =>
-                Stream.unwrap(Effect.gen(function*() {
-                  if (ToolCall.isValidationError(error)) return Stream.fail(error)
-                  yield* count(metrics.streams, 1, { ...provider, outcome: error._tag })
-                  yield* count(metrics.deltasReceived, deltas, provider)
-                  if (!retryable(error)) return Stream.fail(error)
-                  const now = yield* Clock.currentTimeMillis
-                  const next = yield* Effect.option(step(now, error))
-                  if (Option.isNone(next)) return Stream.fail(error)
-                  const retryAfter = error._tag === "ProviderHttpError" ? error.retryAfterMs ?? 0 : 0
-                  const delay = Math.max(Math.min(Duration.toMillis(next.value[1]), maxDelayMs), retryAfter)
-                  if (now + delay >= deadline) return Stream.fail(error)
-                  yield* count(metrics.retries, 1, provider)
-                  return Stream.make<Array<Output>>({ _tag: "AttemptFailed", attempt: n, error, retryInMs: delay })
-                    .pipe(
-                      Stream.concat(Stream.fromEffectDrain(backoff(delay))),
-                      Stream.concat(attempt(n + 1))
-                    )
-                }))
-              ),
-              Stream.withSpan("ToolCallPipeline.attempt", { attributes: { attempt: n, ...provider } })
-            )
-          }))
-
-        return attempt(1)
+          } satisfies Output
+        })
+        const sent = request.tools === undefined ? { ...request, tools: ModelStream.toolsOf(options.toolkit) } : request
+        return respond(sent, {
+          deadline,
+          deadlineMs,
+          signal: options.signal,
+          retry: options.retry,
+          assembly: options.assembly,
+          isRetryable: retryable
+        }).pipe(
+          Stream.filterMap((emitted): Result.Result<Output, void> => {
+            if (emitted._tag !== "Assembled") return Result.succeed(emitted)
+            assembled = emitted
+            return Result.failVoid
+          }),
+          Stream.concat(Stream.fromEffect(Effect.suspend(() => finished)))
+        )
       }))
 
     return ToolCallPipeline.of({ run })

@@ -1,11 +1,14 @@
 /**
  * @toolgate/runtime: services and layers on core's interfaces that execute released tool calls
  * exactly once — the SQL-backed idempotency store (PostgreSQL or embedded PGlite) and its
- * operator calls, the tool executor, the HTTP webhook handler, the turn pipeline, their typed
- * errors and metrics.
+ * operator calls, the tool executor, the HTTP webhook handler, the turn pipeline, the agent loop and
+ * its step journal, their typed errors and metrics.
  *
  * @since 0.1.0
  */
+
+/** @since 0.1.0 */
+export * as Agent from "./Agent.js"
 
 /** @since 0.1.0 */
 export * as EmbeddedPostgres from "./EmbeddedPostgres.js"
@@ -21,6 +24,9 @@ export * as IdempotencyStore from "./IdempotencyStore.js"
 
 /** @since 0.1.0 */
 export * as Records from "./Records.js"
+
+/** @since 0.1.0 */
+export * as StepJournal from "./StepJournal.js"
 
 /** @since 0.1.0 */
 export * as StoredError from "./StoredError.js"

@@ -119,6 +119,28 @@ describe("ToolCallPipeline over any ModelStream", () => {
       expect(own.budgetMs).toBe(50)
     }))
 
+  it.live("a request without tools is sent the toolkit's; one with tools is sent as it is", () =>
+    Effect.gen(function*() {
+      const sent: Array<ModelStream.ModelRequest> = []
+      const model = Layer.succeed(
+        ModelStream.ModelStream,
+        ModelStream.ModelStream.of({
+          provider: "scripted",
+          stream: (asked) => Stream.suspend(() => (sent.push(asked), Stream.fromIterable(turn)))
+        })
+      )
+      const pipeline = ToolCallPipeline.layer.pipe(
+        Layer.provide(ToolExecutor.layer(toolkit, { echo: { run: (params) => Effect.succeed(params.n) } })),
+        Layer.provide(model),
+        Layer.provide(IdempotencyStore.layerMemory)
+      )
+      yield* ToolCallPipeline.runTurn({ prompt: Prompt.make("Echo 7.") }, options()).pipe(Effect.provide(pipeline))
+      yield* ToolCallPipeline.runTurn({ prompt: Prompt.make("Echo 7."), tools: [] }, options()).pipe(
+        Effect.provide(pipeline)
+      )
+      expect(sent.map((r) => r.tools)).toEqual([ModelStream.toolsOf(toolkit), []])
+    }))
+
   it.live("metrics carry the model stream's provider", () =>
     Effect.gen(function*() {
       const { pipeline } = scripted(() => Stream.fromIterable(turn))

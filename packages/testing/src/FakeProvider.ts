@@ -27,6 +27,9 @@
  * The server counts requests, connections, open sockets (to assert that a client leaked none)
  * and the outcome of every request.
  *
+ * Multi-step agent turns: {@link stepOf} reads which step a request is from the tool results it
+ * carries, and {@link steps} makes a plan that answers each step of a script.
+ *
  * (One concept, the server with its answer plan, faults and records, documented type by type:
  * that is why the module is longer than most; the bodies it writes are in `SseScript` and
  * `internal/providerBodies`.)
@@ -136,6 +139,16 @@ export const openAiChat = (scenario: Scenario): Source => ({ _tag: "OpenAiChat",
 export const anthropic = (scenario: Scenario): Source => ({ _tag: "Anthropic", scenario })
 
 /**
+ * Where a `Drop`, `Truncate` or `Stall` cuts a body: after that many bytes, or after that fraction
+ * (0 to 1) of the body's bytes (a generated body's size depends on its ids and splits: a fraction
+ * lands in the same part of it, such as the middle of its calls' arguments).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CutPoint = number | { readonly fraction: number }
+
+/**
  * A fault injected into one response.
  *
  * - `Reset`: the socket is destroyed before the response head (the client sees no response).
@@ -158,9 +171,9 @@ export const anthropic = (scenario: Scenario): Source => ({ _tag: "Anthropic", s
  */
 export type Fault =
   | { readonly _tag: "Reset" }
-  | { readonly _tag: "Drop"; readonly afterBytes: number }
-  | { readonly _tag: "Truncate"; readonly afterBytes: number }
-  | { readonly _tag: "Stall"; readonly afterBytes: number }
+  | { readonly _tag: "Drop"; readonly afterBytes: CutPoint }
+  | { readonly _tag: "Truncate"; readonly afterBytes: CutPoint }
+  | { readonly _tag: "Stall"; readonly afterBytes: CutPoint }
   | {
     readonly _tag: "Status"
     readonly status: number
@@ -337,6 +350,101 @@ export interface Server {
   readonly awaitOpenSockets: (count: number, timeoutMs?: number) => Effect.Effect<number>
 }
 
+const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const arrayOf = (u: unknown): ReadonlyArray<unknown> => Array.isArray(u) ? u : []
+
+/**
+ * The tool results a request body carries, in groups: one group per step whose results it sends
+ * back. Read in each provider's request format: OpenAI Chat (a run of `role: "tool"` messages),
+ * OpenAI Responses (a run of `function_call_output` input items), Anthropic (a user message of
+ * `tool_result` blocks), Gemini (a content of `functionResponse` parts).
+ */
+const resultGroups = (body: unknown): ReadonlyArray<number> => {
+  if (!isObject(body)) return []
+  const groups: Array<number> = []
+  const runs = (items: ReadonlyArray<unknown>, isResult: (item: unknown) => boolean) => {
+    let run = 0
+    for (const item of items) {
+      if (isResult(item)) run++
+      else if (run > 0) {
+        groups.push(run)
+        run = 0
+      }
+    }
+    if (run > 0) groups.push(run)
+  }
+  if (Array.isArray(body.contents)) {
+    for (const content of body.contents) {
+      const n = arrayOf(isObject(content) ? content.parts : undefined).filter((p) =>
+        isObject(p) && p.functionResponse !== undefined
+      ).length
+      if (n > 0) {
+        groups.push(n)
+      }
+    }
+  } else if (Array.isArray(body.input)) {
+    runs(body.input, (item) => isObject(item) && item.type === "function_call_output")
+  } else if (Array.isArray(body.messages)) {
+    const blocks = (m: unknown) =>
+      isObject(m) ? arrayOf(m.content).filter((b) => isObject(b) && b.type === "tool_result").length : 0
+    if (body.messages.some((m) => blocks(m) > 0)) {
+      for (const m of body.messages) if (blocks(m) > 0) groups.push(blocks(m))
+    } else {
+      runs(body.messages, (m) => isObject(m) && m.role === "tool")
+    }
+  }
+  return groups
+}
+
+/**
+ * How many tool results a request body carries (in any of the four providers' request formats).
+ *
+ * @since 0.1.0
+ * @category multi-step turns
+ */
+export const toolResultsOf = (body: unknown): number => resultGroups(body).reduce((n, g) => n + g, 0)
+
+/**
+ * Which step of a multi-step agent turn a request is: 1 for the first model request, then one more
+ * for each step whose tool results the request sends back (a run of OpenAI `tool` messages, of
+ * Responses `function_call_output` items, an Anthropic user message of `tool_result` blocks, a
+ * Gemini content of `functionResponse` parts). A plan scripts a turn with it:
+ *
+ * ```ts
+ * FakeProvider.make({ plan: (request) => ({ source: FakeProvider.openAiChat(script[FakeProvider.stepOf(request.body) - 1]) }) })
+ * ```
+ *
+ * @since 0.1.0
+ * @category multi-step turns
+ */
+export const stepOf = (body: unknown): number => resultGroups(body).length + 1
+
+/**
+ * A plan answering each step of a multi-step turn from `steps` (by {@link stepOf}; a request past
+ * the last step gets the last), generated in `format`, with `options` applied to every answer.
+ *
+ * @since 0.1.0
+ * @category multi-step turns
+ */
+export const steps = (
+  script: ReadonlyArray<Scenario> | ((request: Request) => ReadonlyArray<Scenario>),
+  options: {
+    readonly format?: "openai-chat" | "anthropic" | undefined
+    readonly answer?: Omit<Answer, "source"> | ((request: Request, step: number) => Omit<Answer, "source">) | undefined
+  } = {}
+) =>
+(request: Request): Answer => {
+  const all = typeof script === "function" ? script(request) : script
+  const step = stepOf(request.body)
+  const scenario = all[Math.min(step, all.length) - 1] ?? {}
+  const extra = typeof options.answer === "function" ? options.answer(request, step) : options.answer
+  return {
+    ...extra,
+    source: options.format === "anthropic" ? anthropic(scenario) : openAiChat(scenario)
+  }
+}
+
 const sendJson = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
   res.writeHead(status, { "content-type": "application/json", ...headers })
   res.end(body)
@@ -423,9 +531,12 @@ export const make = (options: Options): Effect.Effect<Server, never, Scope.Scope
         let writes = fault?._tag === "Duplicate" ? [...rendered.writes, ...rendered.writes] : rendered.writes
         const chunkBytes = chosen.chunkBytes
         if (chunkBytes !== undefined) writes = Bodies.rechunk(writes, chunkBytes, random)
-        const limit = fault?._tag === "Drop" || fault?._tag === "Truncate" || fault?._tag === "Stall"
+        const cut = fault?._tag === "Drop" || fault?._tag === "Truncate" || fault?._tag === "Stall"
           ? fault.afterBytes
           : undefined
+        const limit = typeof cut === "object"
+          ? Math.round(cut.fraction * writes.reduce((n, w) => n + w.length, 0))
+          : cut
         if (limit !== undefined) writes = Bodies.limitWrites(writes, limit)
         const pace = chosen.paceMs ?? options.paceMs ?? 0
         record.status = 200

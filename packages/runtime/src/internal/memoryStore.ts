@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import { Array as Arr, Clock, Effect, Option, Order } from "effect"
+import { Array as Arr, Effect, Option, Order } from "effect"
 import { type FencedOperation, LeaseLost, type StoreOperation, StoreUnavailable } from "../ExecutionError.js"
 import * as ExecutionMetrics from "../ExecutionMetrics.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
@@ -15,6 +15,7 @@ import {
   checkHeartbeat,
   claimOn,
   clampLimit,
+  clockOf,
   isSettled,
   kindOf,
   maxAuditBy,
@@ -64,9 +65,6 @@ const unreadable = (ref: IdempotencyStore.RecordRef, operation: StoreOperation) 
   new StoreUnavailable({ keyHash: ref.key, operation, reason: "UnreadableRow", code: null, retryable: false })
 
 const id = (ref: IdempotencyStore.RecordRef): string => `${ref.scope}\u0000${ref.key}`
-
-const clock = (options: IdempotencyStore.At | undefined): Effect.Effect<number> =>
-  options?.now !== undefined ? Effect.succeed(options.now.getTime()) : Clock.currentTimeMillis
 
 const lost = (lease: IdempotencyStore.FencedRef, operation: FencedOperation) =>
   new LeaseLost({ keyHash: lease.key, fence: lease.fence.toString(), operation })
@@ -151,7 +149,7 @@ export const make = Effect.sync(() => {
   const claim = Effect.fn("IdempotencyStore.claim")(function*(req: IdempotencyStore.ClaimRequest) {
     const invalid = checkClaim(req)
     if (invalid !== undefined) return yield* invalid
-    const now = yield* clock(req)
+    const now = yield* clockOf(req)
     const fence = nextFence()
     const existing = rows.get(id(req))
     const lease = now + req.leaseMs
@@ -230,7 +228,7 @@ export const make = Effect.sync(() => {
     ref: IdempotencyStore.RecordRef,
     options?: IdempotencyStore.At
   ) {
-    const now = yield* clock(options)
+    const now = yield* clockOf(options)
     const row = rows.get(id(ref))
     return row === undefined ? Option.none() : Option.some(yield* snapshot(row, now, "read"))
   })
@@ -255,7 +253,7 @@ export const make = Effect.sync(() => {
       readonly retentionMs: number
     }
   ) {
-    const now = yield* clock(options)
+    const now = yield* clockOf(options)
     const row = held(lease)
     if (row === undefined) return yield* confirmOrLost(lease, "complete", "succeeded")
     const bytes = Buffer.byteLength(options.result, "utf8")
@@ -276,7 +274,7 @@ export const make = Effect.sync(() => {
     lease: IdempotencyStore.FencedRef,
     options: IdempotencyStore.At & { readonly error: string; readonly retentionMs: number }
   ) {
-    const now = yield* clock(options)
+    const now = yield* clockOf(options)
     const row = held(lease)
     if (row === undefined) return yield* confirmOrLost(lease, "fail", "failed")
     if (oversized(options.error)) return yield* tooLarge(lease, "fail")
@@ -295,7 +293,7 @@ export const make = Effect.sync(() => {
     lease: IdempotencyStore.FencedRef,
     options: IdempotencyStore.At & { readonly error: string | null }
   ) {
-    const now = yield* clock(options)
+    const now = yield* clockOf(options)
     const row = held(lease)
     if (row === undefined) return yield* confirmOrLost(lease, "release", "released")
     if (oversized(options.error)) return yield* tooLarge(lease, "release")
@@ -312,7 +310,7 @@ export const make = Effect.sync(() => {
   ) {
     const invalid = checkHeartbeat(lease.key, options.leaseMs)
     if (invalid !== undefined) return yield* invalid
-    const now = yield* clock(options)
+    const now = yield* clockOf(options)
     const row = held(lease)
     if (row === undefined) return yield* lost(lease, "heartbeat")
     row.leaseExpiresAt = now + options.leaseMs
@@ -334,7 +332,7 @@ export const make = Effect.sync(() => {
     lease: IdempotencyStore.FencedRef,
     options: IdempotencyStore.At & { readonly error: string | null }
   ) {
-    const now = yield* clock(options)
+    const now = yield* clockOf(options)
     const row = held(lease)
     if (row === undefined) return yield* lost(lease, "park")
     if (oversized(options.error)) return yield* tooLarge(lease, "park")
@@ -346,7 +344,7 @@ export const make = Effect.sync(() => {
     ref: IdempotencyStore.FencedRef,
     options?: IdempotencyStore.At
   ) {
-    const now = yield* clock(options)
+    const now = yield* clockOf(options)
     const row = held(ref)
     if (row === undefined || row.leaseExpiresAt === null || row.leaseExpiresAt > now) return Option.none<bigint>()
     yield* ExecutionMetrics.count("parked")
@@ -358,7 +356,7 @@ export const make = Effect.sync(() => {
     resolution: IdempotencyStore.Resolution,
     options: IdempotencyStore.At & { readonly retentionMs: number; readonly audit?: IdempotencyStore.Audit | undefined }
   ) {
-    const now = yield* clock(options)
+    const now = yield* clockOf(options)
     const row = rows.get(id(ref))
     if (row === undefined || row.fence !== ref.fence || row.status !== "unknown") return yield* lost(ref, "resolve")
     const result = resolution._tag === "Succeeded" ? resolution.result : null
@@ -400,7 +398,7 @@ export const make = Effect.sync(() => {
       readonly batchSize?: number | undefined
     }
   ) {
-    const now = yield* clock(options)
+    const now = yield* clockOf(options)
     const horizon = now - (options?.graceMs ?? 0)
     const candidates = [...rows.values()].filter((r) =>
       r.status === "in_progress" && r.leaseExpiresAt !== null && r.leaseExpiresAt <= horizon &&
@@ -419,7 +417,7 @@ export const make = Effect.sync(() => {
       readonly scope?: string | undefined
     }
   ) {
-    const now = yield* clock(options)
+    const now = yield* clockOf(options)
     const olderThan = options?.olderThanMs
     const scope = options?.scope
     let total = 0
@@ -445,7 +443,7 @@ export const make = Effect.sync(() => {
     }
   ) {
     if (oversized(entry.detail)) return yield* tooLarge(lease, "journal")
-    const now = yield* clock(entry)
+    const now = yield* clockOf(entry)
     const detail = parse(entry.detail)
     if (detail === undefined) return yield* unreadable(lease, "journal")
     journal.set(lease.fence, {
@@ -465,7 +463,7 @@ export const make = Effect.sync(() => {
     ).pipe(Effect.withSpan("IdempotencyStore.journalOf"))
 
   const list = Effect.fn("IdempotencyStore.list")(function*(query: IdempotencyStore.ListQuery) {
-    const now = yield* clock(query)
+    const now = yield* clockOf(query)
     const status = query.status === undefined ? undefined : new Set(query.status)
     const found = [...rows.values()].filter((r) =>
       (query.scope === undefined || r.scope === query.scope) &&

@@ -21,6 +21,7 @@ export interface Names {
   readonly resolution: string
   readonly sequence: string
   readonly migrations: string
+  readonly stepJournal: string
 }
 
 /** @internal */
@@ -29,7 +30,8 @@ export const names = (schema: string): Names => ({
   attempt: `"${schema}"."idem_attempt"`,
   resolution: `"${schema}"."idem_resolution"`,
   sequence: `"${schema}"."idem_fence_seq"`,
-  migrations: `${schema}.toolgate_migrations`
+  migrations: `${schema}.toolgate_migrations`,
+  stepJournal: `"${schema}"."step_journal"`
 })
 
 /** The columns of a read record, aliased to `StoredRecord`'s fields; `t.now` is the reading's clock. */
@@ -332,6 +334,38 @@ const resolutionAudit = (schema: string): ReadonlyArray<string> => {
   ]
 }
 
+/**
+ * Migration 4: the step journal's table (`StepJournal`), one row per (tenant, turn, step), its
+ * fence from the store's sequence, its output the JSON text as written, bounded by a CHECK.
+ */
+const stepJournal = (schema: string): ReadonlyArray<string> => {
+  const n = names(schema)
+  return [
+    `CREATE TABLE ${n.stepJournal} (
+  scope            text        NOT NULL,
+  turn             text        NOT NULL,
+  step             integer     NOT NULL CHECK (step >= 1),
+  fingerprint      text        NOT NULL,
+  status           text        NOT NULL CHECK (status IN ('in_progress','recorded','released')),
+  prev_status      text,
+  fence            bigint      NOT NULL,
+  attempt          integer     NOT NULL CHECK (attempt >= 1),
+  owner            text,
+  lease_expires_at timestamptz,
+  output           text        CHECK (output IS NULL OR octet_length(output) <= ${Rules.maxStepOutputBytes}),
+  created_at       timestamptz NOT NULL,
+  updated_at       timestamptz NOT NULL,
+  recorded_at      timestamptz,
+  expires_at       timestamptz NOT NULL,
+  PRIMARY KEY (scope, turn, step),
+  CHECK ((status = 'in_progress') = (lease_expires_at IS NOT NULL)),
+  CHECK ((status = 'recorded') = (output IS NOT NULL)),
+  CHECK ((status = 'recorded') = (recorded_at IS NOT NULL))
+)`,
+    `CREATE INDEX step_journal_expiry_idx ON ${n.stepJournal} (expires_at)`
+  ]
+}
+
 /** Dies on a schema name that is not a plain identifier (it is interpolated into SQL). @internal */
 export const checkSchema = (schema: string): Effect.Effect<void> =>
   identifier.test(schema) ? Effect.void : Effect.die(new Error(`invalid schema name ${JSON.stringify(schema)}`))
@@ -353,6 +387,11 @@ export const migrations = (schema: string): Migrator.Loader =>
       yield* checkSchema(schema)
       const sql = yield* SqlClient.SqlClient
       for (const statement of resolutionAudit(schema)) yield* sql.unsafe(statement)
+    }),
+    "4_step_journal": Effect.gen(function*() {
+      yield* checkSchema(schema)
+      const sql = yield* SqlClient.SqlClient
+      for (const statement of stepJournal(schema)) yield* sql.unsafe(statement)
     })
   })
 

@@ -33,9 +33,12 @@ const unreadableRow = (operation: StoreOperation, keyHash: string | null): Store
 
 /**
  * Maps a driver failure to `StoreUnavailable`, keeping the reason tag and SQLSTATE, never values;
- * a row (or request) the codecs refuse is `UnreadableRow`, not retryable.
+ * a row (or request) the codecs refuse is `UnreadableRow`, not retryable. (The step journal's SQL
+ * maps its failures with it too.)
+ *
+ * @internal
  */
-const unavailable = (operation: StoreOperation, keyHash: string | null) =>
+export const unavailable = (operation: StoreOperation, keyHash: string | null) =>
 (
   error: SqlError.SqlError | Schema.SchemaError
 ): StoreUnavailable => {

@@ -7,7 +7,7 @@
  *
  * @internal
  */
-import { Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { InvalidStoreRequest } from "../ExecutionError.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
 
@@ -41,11 +41,15 @@ export const clampLimit = (limit: number | undefined): number =>
     ? listLimit.default
     : Math.min(listLimit.max, Math.max(listLimit.min, Math.floor(limit)))
 
+/** Largest stored step output, in UTF-8 bytes of its JSON text (also an SQL CHECK): 8 MiB. @internal */
+export const maxStepOutputBytes = 8 * 1024 * 1024
+
 /** @internal */
 export const isSettled = (status: IdempotencyStore.Status): boolean =>
   status === "succeeded" || status === "failed" || status === "released"
 
-const render = (value: unknown): string => {
+/** A refused value as a request error shows it: its JSON (a number as is), at most 40 characters. @internal */
+export const render = (value: unknown): string => {
   const text = typeof value === "number" ? String(value) : JSON.stringify(value) ?? String(value)
   return text.length <= 40 ? text : `${text.slice(0, 39)}…`
 }
@@ -58,7 +62,17 @@ const invalid = (
   rule: string
 ) => new InvalidStoreRequest({ keyHash, operation, field, value: render(value), rule })
 
-const positive = (n: unknown): boolean => typeof n === "number" && Number.isFinite(n) && n > 0
+/** A finite number > 0 (a lease, a duration). @internal */
+export const positive = (n: unknown): boolean => typeof n === "number" && Number.isFinite(n) && n > 0
+
+/**
+ * The store clock's reading of an operation, in ms since the epoch: its injected `now`, else
+ * effect's `Clock` (the memory implementations' clock; SQL reads the database's).
+ *
+ * @internal
+ */
+export const clockOf = (options: { readonly now?: Date | undefined } | undefined): Effect.Effect<number> =>
+  options?.now !== undefined ? Effect.succeed(options.now.getTime()) : Clock.currentTimeMillis
 
 /**
  * The first rule a claim breaks: a lease of more than 0 ms (a lease of 0 or less is expired when
