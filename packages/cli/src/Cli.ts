@@ -13,7 +13,7 @@
  */
 import { FinishProfile, Provider, ToolsFile, ToolValidator } from "@toolgate/adapters"
 import { Demo } from "@toolgate/demo"
-import { IdempotencyStore, Records, WebhookHandler } from "@toolgate/runtime"
+import { IdempotencyStore, Records, StepJournal, WebhookHandler } from "@toolgate/runtime"
 import { Console, Effect, FileSystem, Option, Path, Redacted, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { userInfo } from "node:os"
@@ -691,16 +691,26 @@ export const purge = Command.make("purge", {
       flags.dataDir,
       Effect.gen(function*() {
         const purged = yield* Records.purge({ olderThanMs, scope: Option.getOrUndefined(flags.scope) })
+        // A retention purge (no --scope, no --older-than) also purges the agent turns' step
+        // journals past their retention (a turn's steps together); the journal keys turns, not
+        // the records' tenants, so a scoped or aged purge leaves it alone.
+        const steps = Option.isNone(flags.scope) && olderThanMs === undefined
+          ? yield* StepJournal.StepJournal.use((journal) => journal.purge())
+          : undefined
         yield* Console.log(
           flags.json
-            ? JSON.stringify({ purged })
+            ? JSON.stringify(steps === undefined ? { purged } : { purged, journalSteps: steps })
             : `purged ${purged} settled record${purged === 1 ? "" : "s"}${
               Option.isSome(flags.scope) ? ` of scope ${flags.scope.value}` : ""
             } (${
               olderThanMs === undefined
                 ? "past their retention"
                 : `last changed more than ${flags.olderThan.pipe(Option.getOrElse(() => ""))} ago`
-            }); records in progress or unknown are never purged`
+            }); records in progress or unknown are never purged${
+              steps === undefined
+                ? ""
+                : `; ${steps} journaled step${steps === 1 ? "" : "s"} of agent turns past their retention`
+            }`
         )
       })
     )

@@ -8,7 +8,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { IdempotencyKey } from "@toolgate/core"
-import { EmbeddedPostgres, IdempotencyStore, type Records } from "@toolgate/runtime"
+import { EmbeddedPostgres, IdempotencyStore, type Records, StepJournal } from "@toolgate/runtime"
 import { Effect, FileSystem, Layer, Path, Redacted, Schema } from "effect"
 
 /**
@@ -38,9 +38,7 @@ export const storeLayer = Effect.fnUntraced(function*(store: string | undefined,
     if (!/^postgres(ql)?:\/\//.test(store)) {
       return yield* new StoreNotFound({ reason: "--store must be a postgres:// URL" })
     }
-    return IdempotencyStore.layerSql().pipe(
-      Layer.provide(PgClient.layer({ url: Redacted.make(store), maxConnections: 2 }))
-    )
+    return stores.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(store), maxConnections: 2 })))
   }
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
@@ -51,8 +49,11 @@ export const storeLayer = Effect.fnUntraced(function*(store: string | undefined,
         `--data-dir ${dataDir}: holds no toolgate store (toolgate run and demo create one; or give --store postgres://…)`
     })
   }
-  return IdempotencyStore.layerSql().pipe(Layer.provide(EmbeddedPostgres.layer({ dataDir })))
+  return stores.pipe(Layer.provide(EmbeddedPostgres.layer({ dataDir })))
 })
+
+/** The idempotency records and the agent turns' step journal, in one database. */
+const stores = Layer.mergeAll(IdempotencyStore.layerSql(), StepJournal.layerSql())
 
 /** Parses stored JSON text for printing (`null` when there is none, the text itself when it does not parse). */
 const json = (text: string | null): unknown => {
