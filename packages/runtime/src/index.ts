@@ -41,4 +41,6 @@ export * as ToolHandler from "./ToolHandler.js"
 export * as ToolCallPipeline from "./ToolCallPipeline.js"
 
 /** @since 0.1.0 */
+export * as FollowUp from "./FollowUp.js"
+export * as Outbox from "./Outbox.js"
 export * as WebhookHandler from "./WebhookHandler.js"
