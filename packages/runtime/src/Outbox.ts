@@ -17,6 +17,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import type { Migrator, SqlClient } from "effect/sql"
 import type { StoreUnavailable } from "./ExecutionError.js"
 import * as IdempotencyStore from "./IdempotencyStore.js"
+import * as Errors from "./internal/outbox/errors.js"
 import * as OutboxMemory from "./internal/outbox/memory.js"
 import * as OutboxSql from "./internal/outbox/sql.js"
 
@@ -79,12 +80,81 @@ export interface ListQuery {
 }
 
 /**
+ * A leased message's identity: its `id` and the `leaseFence` its dispatcher holds.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MessageRef {
+  readonly id: bigint
+  readonly leaseFence: bigint
+}
+
+/**
+ * How a delivery attempt ends: `Delivered`; `Retry` (back to `pending`, due again in `delayMs`
+ * ms, `error` kept as `lastError`); `Dead` (dead-lettered: never attempted again, `error` kept).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Settlement =
+  | { readonly _tag: "Delivered" }
+  | { readonly _tag: "Retry"; readonly error: string; readonly delayMs: number }
+  | { readonly _tag: "Dead"; readonly error: string }
+
+/**
+ * A lease request: `owner` (diagnostics), `leaseMs` (how long the messages are this dispatcher's,
+ * ms, > 0), `limit` (at most this many messages, 1 … 1,000), `now` (the store clock's reading to
+ * use instead of its own: tests).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ClaimRequest {
+  readonly owner: string
+  readonly leaseMs: number
+  readonly limit: number
+  readonly now?: Date | undefined
+}
+
+/**
+ * A settlement was fenced off: another dispatcher leased the message after this one's lease
+ * expired (or it was settled already). Nothing was written; the message may have been delivered
+ * twice, which its delivery key lets the receiver absorb.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const MessageLeaseLost = Errors.MessageLeaseLost
+
+/** The type of {@link MessageLeaseLost}. @since 0.1.0 @category errors */
+export type MessageLeaseLost = Errors.MessageLeaseLost
+
+/**
  * The service. Every operation fails with `StoreUnavailable` when the store cannot be reached.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Service {
+  /**
+   * Leases due messages to one dispatcher, oldest first, each with a fresh `leaseFence` (from the
+   * store's fence sequence) and `attempts` + 1. Due: `pending` and available, or `delivering` with
+   * an expired lease; a message with an ordering key only when no earlier message of its key is
+   * `pending` or `delivering`. Of concurrent claims, each message goes to at most one.
+   */
+  readonly claim: (request: ClaimRequest) => Effect.Effect<ReadonlyArray<OutboxMessage>, StoreUnavailable>
+  /**
+   * Settles a leased message (fenced by `leaseFence`: `MessageLeaseLost` when another lease
+   * replaced it); returns the delivery latency, ms from its writing to now (store clock).
+   */
+  readonly settle: (
+    ref: MessageRef,
+    settlement: Settlement,
+    options?: { readonly now?: Date | undefined }
+  ) => Effect.Effect<{ readonly latencyMs: number }, MessageLeaseLost | StoreUnavailable>
+  /** How many messages are in each state. */
+  readonly counts: () => Effect.Effect<Readonly<Record<MessageStatus, number>>, StoreUnavailable>
   /** Messages matching a query, oldest first (see {@link ListQuery}). */
   readonly list: (query: ListQuery) => Effect.Effect<ReadonlyArray<OutboxMessage>, StoreUnavailable>
 }

@@ -284,6 +284,38 @@ const ListMessagesRequest = Schema.Struct({
   status: Schema.NullOr(Schema.String),
   limit: Schema.Number
 })
+const ClaimMessagesRequest = Schema.Struct({
+  owner: Schema.String,
+  leaseMs: Schema.Number,
+  limit: Schema.Number,
+  now: Now
+})
+/** @internal */
+export const claimMessages = codec(
+  ClaimMessagesRequest,
+  MessageRow,
+  (r) => [r.owner, r.leaseMs, r.limit, r.now]
+)
+const SettleMessageRequest = Schema.Struct({
+  id: Schema.BigInt,
+  leaseFence: Schema.BigInt,
+  status: Schema.Literals(["delivered", "pending", "dead"]),
+  error: Schema.NullOr(Schema.String),
+  delayMs: Schema.Number,
+  now: Now
+})
+/** @internal */
+export const settleMessage = codec(
+  SettleMessageRequest,
+  Schema.Struct({ latencyMs: Schema.Number }),
+  (r) => [r.id, r.leaseFence, r.status, r.error, r.delayMs, r.now]
+)
+/** @internal */
+export const countMessages = codec(
+  Schema.Struct({}),
+  Schema.Struct({ status: Schema.Literals(["pending", "delivering", "delivered", "dead"]), count: Schema.Number }),
+  () => []
+)
 /** @internal */
 export const listMessages = codec(ListMessagesRequest, MessageRow, (r) => [r.scope, r.key, r.status, r.limit])
 

@@ -319,6 +319,48 @@ done AS (
 applied AS (SELECT fence FROM done WHERE $4 = 'succeeded'),
 ${writeFollowUps(n, "applied", "done", "$13", "(SELECT now FROM t)")}`,
 
+  /**
+   * Lease due messages — `$1 owner, $2 lease_ms, $3 limit, $4 now`. Due: `pending` and available,
+   * or `delivering` with its lease expired (a dispatcher died mid-delivery); and, with an ordering
+   * key, no earlier message of that key is still `pending` or `delivering`. Rows another dispatcher
+   * is leasing now are skipped (`SKIP LOCKED`); the update re-checks the state it leases from.
+   */
+  claimMessages: `WITH t AS (SELECT coalesce($4::timestamptz, now()) AS now),
+due AS (
+  SELECT o.id FROM ${n.outbox} AS o, t
+  WHERE ((o.status = 'pending' AND o.available_at <= t.now)
+         OR (o.status = 'delivering' AND o.lease_expires_at <= t.now))
+    AND (o.ordering_key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM ${n.outbox} AS e
+      WHERE e.ordering_key = o.ordering_key AND e.id < o.id AND e.status IN ('pending','delivering')))
+  ORDER BY o.id
+  LIMIT $3
+  FOR UPDATE OF o SKIP LOCKED)
+UPDATE ${n.outbox} AS o
+SET status = 'delivering', attempts = o.attempts + 1, lease_fence = nextval('${n.sequence}'), lease_owner = $1,
+    lease_expires_at = t.now + $2 * interval '1 millisecond', updated_at = t.now
+FROM due, t
+WHERE o.id = due.id
+  AND ((o.status = 'pending' AND o.available_at <= t.now)
+       OR (o.status = 'delivering' AND o.lease_expires_at <= t.now))
+RETURNING ${messageRead}`,
+
+  /**
+   * Settle a leased message, fenced by its lease — `$1 id, $2 lease_fence, $3 status (delivered, pending, dead),
+   * $4 last error, $5 retry delay ms, $6 now`. Returns the ms from its writing to now (delivery latency).
+   */
+  settleMessage: `UPDATE ${n.outbox} AS o
+SET status = $3, last_error = CASE WHEN $3 = 'delivered' THEN o.last_error ELSE $4 END,
+    available_at = CASE WHEN $3 = 'pending' THEN t.now + $5::float8 * interval '1 millisecond' ELSE o.available_at END,
+    delivered_at = CASE WHEN $3 = 'delivered' THEN t.now END,
+    lease_owner = NULL, lease_expires_at = NULL, updated_at = t.now
+FROM (SELECT coalesce($6::timestamptz, now()) AS now) AS t
+WHERE o.id = $1 AND o.lease_fence = $2 AND o.status = 'delivering' AND $3 IN ('delivered','pending','dead')
+RETURNING greatest(extract(epoch FROM (t.now - o.created_at)) * 1000, 0)::float8 AS "latencyMs"`,
+
+  /** Messages by state: `status, count` */
+  countMessages: `SELECT status, count(*)::int AS count FROM ${n.outbox} GROUP BY status`,
+
   /** The messages of the outbox, oldest first — `$1 scope, $2 key, $3 statuses (comma-separated), $4 limit` */
   listMessages: `SELECT ${messageRead}
 FROM ${n.outbox} AS o
