@@ -1,0 +1,133 @@
+/**
+ * The lead cluster in one process, on the PostgreSQL server (a fresh database): a runner
+ * (`Worker.layer` of the CLI: the lead entity on `effect/cluster`'s socket runner, its messages and
+ * shard locks in SQL) answering lead events sent by a cluster client, against the fake provider
+ * (with the demo's stream faults) and the fake CRM. Each event is answered (its final text, or the
+ * typed failure of a turn a correct pipeline rejects), a second send of an event (the same primary
+ * key, as a browser resubmits a form) gets the first one's reply without a second turn, and the
+ * CRM applies each intent once.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { assert, describe, it } from "@effect/vitest"
+import { ToolsFile, ToolValidator } from "@toolgate/adapters"
+import * as Worker from "@toolgate/cli/Worker"
+import { LeadEntity, LeadEvent, Runner } from "@toolgate/cluster"
+import { WebhookHandler } from "@toolgate/runtime"
+import { Effect, Exit, Layer, Redacted, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { readFileSync } from "node:fs"
+import * as net from "node:net"
+import * as LeadWorld from "./support/leadWorld.js"
+import * as Postgres from "./support/postgres.js"
+
+const pg = await Postgres.probe()
+
+/** A port free on 127.0.0.1 now. */
+const freePort = Effect.promise(() =>
+  new Promise<number>((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+)
+
+describe("LeadEvent", () => {
+  it.effect("decodes a submission; an event without an id gets one derived from its content", () =>
+    Effect.gen(function*() {
+      const body = {
+        tenant: "acme",
+        leadId: "lead-1",
+        eventTime: "2026-12-01T09:00:00.000Z",
+        payload: { _tag: "form_submission", form: "demo", fields: { email: "a@b.example", company: "Acme" } }
+      }
+      const event = yield* LeadEvent.decode(body)
+      // the same form again, its fields in another order: the same event
+      const again = yield* LeadEvent.decode({
+        ...body,
+        payload: { ...body.payload, fields: { company: "Acme", email: "a@b.example" } }
+      })
+      assert.strictEqual(event.eventId, again.eventId)
+      assert.match(event.eventId, /^ev_[0-9a-f]{32}$/)
+      assert.strictEqual(LeadEvent.entityId(event), "acme/lead-1")
+      const other = yield* LeadEvent.decode({ ...body, eventTime: "2026-12-01T09:00:01.000Z" })
+      assert.notStrictEqual(other.eventId, event.eventId)
+      const given = yield* LeadEvent.decode({ ...body, eventId: "form-123" })
+      assert.strictEqual(given.eventId, "form-123")
+      const bad = yield* Effect.flip(LeadEvent.decode({ ...body, leadId: "a/b", eventTime: "yesterday" }))
+      assert.strictEqual(bad._tag, "SchemaError")
+    }))
+})
+
+Postgres.describeServer(pg, "the lead cluster in one process, on the PostgreSQL server", () => {
+  it.live(
+    "every event answered once, a resubmitted event gets the first reply, each intent applied once",
+    () =>
+      Effect.gen(function*() {
+        const world = LeadWorld.events(24, 14, 8)
+        const store = yield* Postgres.freshDatabase("tg_cluster")
+        const { crm, provider } = yield* LeadWorld.servers(world)
+        const file = yield* ToolsFile.parse(readFileSync(LeadWorld.toolsFile(crm.url), "utf8"))
+        const toolkit = ToolValidator.toToolkit(file.validator, {
+          success: Schema.Json,
+          failure: WebhookHandler.WebhookFailure
+        })
+        const cluster: Runner.Options = { shardsPerGroup: 16, refreshAssignmentsMs: 500, messagePollMs: 500 }
+        const port = yield* freePort
+        const turns: Array<string> = []
+        yield* Layer.build(Worker.layer({
+          store,
+          host: "127.0.0.1",
+          port,
+          cluster,
+          provider: "openai-chat",
+          baseUrl: `${provider.url}/v1`,
+          model: "gpt-test",
+          apiKey: Redacted.make("sk-test"),
+          budgets: { firstByteMs: 2_000, idleMs: 750 },
+          tools: file.tools,
+          toolkit,
+          log: (event) => turns.push(event.eventId)
+        }))
+        const clientContext = yield* Layer.build(
+          Runner.layerClient(cluster).pipe(
+            Layer.provide(PgClient.layer({ url: Redacted.make(store), maxConnections: 4 }))
+          )
+        )
+        const client = yield* LeadEntity.Lead.client.pipe(Effect.provideContext(clientContext))
+        const send = (e: LeadWorld.WorldEvent) =>
+          Effect.gen(function*() {
+            const event = yield* LeadEvent.decode(e.submission)
+            return yield* Effect.exit(client(LeadEvent.entityId(event)).Handle(event))
+          })
+        const first = yield* Effect.forEach(world, send, { concurrency: "unbounded" })
+        for (const [i, exit] of first.entries()) {
+          const e = world[i]!
+          if (e.actionable) {
+            assert.isTrue(Exit.isSuccess(exit), `${e.submission.eventId} (${e.fault}): ${String(exit)}`)
+            if (Exit.isSuccess(exit)) {
+              assert.strictEqual(exit.value.text, e.answer)
+              assert.strictEqual(exit.value.stoppedBy, "answer")
+            }
+          } else {
+            assert.isTrue(Exit.isFailure(exit), `${e.submission.eventId} (${e.fault}) must be rejected`)
+          }
+        }
+        // every event again (the browser resubmits): the same replies, no new turn
+        const ran = turns.length
+        const second = yield* Effect.forEach(world, send, { concurrency: "unbounded" })
+        assert.deepStrictEqual(second.map(String), first.map(String))
+        assert.strictEqual(turns.length, ran)
+        assert.strictEqual(ran, world.length)
+        const stats = yield* crm.stats
+        assert.strictEqual(stats.duplicates, 0)
+        assert.deepStrictEqual(stats.byKey, LeadWorld.expectedByKey(world))
+        // one message per event in the cluster's storage
+        const rows = yield* SqlClient.SqlClient.use((sql) =>
+          sql<{ n: string }>`SELECT count(*) AS n FROM toolgate_cluster_messages WHERE message_id IS NOT NULL`
+        ).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(store), maxConnections: 1 })))
+        assert.strictEqual(Number(rows[0]!.n), world.length)
+      }).pipe(Effect.scoped),
+    120_000
+  )
+})
