@@ -8,7 +8,7 @@
  * CRM applies each intent once.
  */
 import { PgClient } from "@effect/sql-pg"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
 import { ToolsFile, ToolValidator } from "@toolgate/adapters"
 import * as Worker from "@toolgate/cli/Worker"
 import { LeadEntity, LeadEvent, Runner } from "@toolgate/cluster"
@@ -17,6 +17,7 @@ import { Effect, Exit, Layer, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { readFileSync } from "node:fs"
 import * as net from "node:net"
+import * as Cli from "./support/cli.js"
 import * as LeadWorld from "./support/leadWorld.js"
 import * as Postgres from "./support/postgres.js"
 
@@ -57,6 +58,30 @@ describe("LeadEvent", () => {
       const bad = yield* Effect.flip(LeadEvent.decode({ ...body, leadId: "a/b", eventTime: "yesterday" }))
       assert.strictEqual(bad._tag, "SchemaError")
     }))
+})
+
+describe("toolgate worker and intake", () => {
+  it("list their exit codes, mark their required flags, and refuse a bad flag on one line", async () => {
+    for (const command of ["worker", "intake"]) {
+      const help = await Cli.toolgate([command, "--help"])
+      expect(help.code).toBe(0)
+      expect(help.stdout, command).toMatch(/EXIT CODES\n {2}1 {3}\S.*\n {2}70 {2}\S.*\n {2}130 \S/)
+      expect(help.stdout).toMatch(/--store string\s+required: /)
+      expect(help.stdout).toMatch(/--port integer\s+required: /)
+      const bad = await Cli.toolgate([
+        command,
+        "--store",
+        "mysql://x",
+        "--port",
+        "1",
+        ...(command === "worker"
+          ? ["--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--tools", "none.json"]
+          : [])
+      ])
+      expect(bad.code).toBe(1)
+      expect(bad.stderr.trim()).toBe("toolgate: --store must be a postgres:// URL")
+    }
+  }, 60_000)
 })
 
 Postgres.describeServer(pg, "the lead cluster in one process, on the PostgreSQL server", () => {

@@ -30,8 +30,9 @@ import type * as HttpClient from "effect/http/HttpClient"
  * - `provider`, `baseUrl`, `model`, `apiKey`, `finishProfile`, `budgets`: the model endpoint, as for
  *   `toolgate run`.
  * - `tools`, `toolkit`: the tools file's tools (each with its webhook) and their toolkit.
- * - `maxSteps`, `deadlineMs`, `leaseMs`: the agent turn's options (`leaseMs`: a step's lease in
- *   the journal, which bounds how long a turn whose runner was killed mid-step waits).
+ * - `maxSteps`, `deadlineMs`, `leaseMs`: the agent turn's options (`leaseMs`: the lease of a
+ *   journaled step and of a call's claim, which bounds how long a turn whose runner was killed
+ *   mid-step or mid-call waits before taking them over).
  * - `connections`: the pool size on the server (default 8).
  * - `log`: receives each answer or failure.
  *
@@ -73,7 +74,10 @@ export const layer = (options: Options) => {
   const sql = PgClient.layer({ url: Redacted.make(options.store), maxConnections: options.connections ?? 8 })
   const stores = Layer.mergeAll(IdempotencyStore.layerSql(), StepJournal.layerSql())
   const agent = Agent.layer.pipe(
-    Layer.provide(ToolExecutor.layer(options.toolkit, handlers).pipe(Layer.provide(FetchHttpClient.layer))),
+    Layer.provide(
+      ToolExecutor.layer(options.toolkit, handlers, options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs })
+        .pipe(Layer.provide(FetchHttpClient.layer))
+    ),
     Layer.provide(
       HttpModelStream.layer({
         provider: options.provider,

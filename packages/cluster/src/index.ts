@@ -8,6 +8,9 @@
  */
 
 /** @since 0.1.0 */
+export * as Intake from "./Intake.js"
+
+/** @since 0.1.0 */
 export * as LeadEntity from "./LeadEntity.js"
 
 /** @since 0.1.0 */
