@@ -40,7 +40,7 @@ const allowed: Readonly<Record<string, ReadonlyArray<string>>> = {
   runtime: ["core"],
   cluster: ["core", "runtime"],
   testing: ["core", "adapters", "runtime"],
-  demo: ["core", "adapters", "runtime", "testing"],
+  demo: ["core", "adapters", "runtime", "cluster", "testing"],
   cli: ["core", "adapters", "runtime", "cluster", "demo"]
 }
 

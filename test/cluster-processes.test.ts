@@ -111,7 +111,9 @@ Postgres.describeServer(pg, "the lead cluster in real processes, on the PostgreS
             "--first-byte-timeout",
             "2s",
             "--idle-timeout",
-            "750ms"
+            "750ms",
+            "--recovery",
+            "reexecute"
           ])
           workers.push(w)
           await w.event("ready")

@@ -84,6 +84,46 @@ describe("toolgate worker and intake", () => {
   }, 60_000)
 })
 
+describe("toolgate demo --workers", () => {
+  it("several workers need a PostgreSQL server", async () => {
+    const out = await Cli.toolgate(["demo", "--workers", "3", "--leads", "5"])
+    expect(out.code).toBe(1)
+    expect(out.stderr.trim().split("\n")).toHaveLength(1)
+    expect(out.stderr).toContain("--workers 3 needs --store postgres://")
+  }, 60_000)
+})
+
+Postgres.describeServer(pg, "toolgate demo --workers 2 on the PostgreSQL server", () => {
+  it.live(
+    "real worker processes, one SIGKILLed mid-turn and replaced: every intent applied once, per-worker counts",
+    () =>
+      Effect.gen(function*() {
+        const store = yield* Postgres.freshDatabase("tg_cluster_demo")
+        const out = yield* Effect.promise(() =>
+          Cli.toolgate(["demo", "--workers", "2", "--leads", "40", "--seed", "7", "--store", store, "--json"])
+        )
+        assert.strictEqual(out.code, 0, out.stderr)
+        const report = JSON.parse(out.stdout.trim().split("\n").at(-1)!) as {
+          workers: ReadonlyArray<{ turns: number; killed: boolean }>
+          kills: number
+          answered: number
+          rejected: Record<string, number>
+          crmMutations: number
+          crmDuplicates: number
+          crmExpected: number
+        }
+        assert.strictEqual(report.crmDuplicates, 0)
+        assert.strictEqual(report.crmMutations, report.crmExpected)
+        assert.strictEqual(report.answered + Object.values(report.rejected).reduce((a, b) => a + b, 0), 40)
+        // every kill started a replacement; every turn is some worker's
+        assert.strictEqual(report.workers.length, 2 + report.kills)
+        assert.strictEqual(report.workers.filter((w) => w.killed).length, report.kills)
+        assert.isAtLeast(report.workers.reduce((n, w) => n + w.turns, 0), 40)
+      }).pipe(Effect.scoped),
+    180_000
+  )
+})
+
 Postgres.describeServer(pg, "the lead cluster in one process, on the PostgreSQL server", () => {
   it.live(
     "every event answered once, a resubmitted event gets the first reply, each intent applied once",
@@ -110,6 +150,7 @@ Postgres.describeServer(pg, "the lead cluster in one process, on the PostgreSQL 
           model: "gpt-test",
           apiKey: Redacted.make("sk-test"),
           budgets: { firstByteMs: 2_000, idleMs: 750 },
+          recovery: "reexecute",
           tools: file.tools,
           toolkit,
           log: (event) => turns.push(event.eventId)

@@ -209,11 +209,38 @@ export const demo = Command.make("demo", {
   ),
   dataDir: dataDirFlag,
   store: storeFlag,
-  json: Flag.Boolean("json").pipe(Flag.withDescription("print the report as one JSON object"), Flag.withDefault(false))
-}, ({ dataDir, json, leads, seed, store }) =>
+  json: Flag.Boolean("json").pipe(Flag.withDescription("print the report as one JSON object"), Flag.withDefault(false)),
+  workers: Flag.Int("workers").pipe(
+    Flag.withDescription(
+      "how many worker processes answer the leads (default 1: in this process, on the embedded store); several form a lead cluster (toolgate worker processes) and need --store postgres://…"
+    ),
+    Flag.withDefault(1)
+  )
+}, ({ dataDir, json, leads, seed, store, workers }) =>
   Effect.gen(function*() {
     if (leads < 1 || leads > maxLeads) {
       return yield* new InputError({ reason: `--leads must be between 1 and ${maxLeads}` })
+    }
+    if (workers < 1 || workers > 16) return yield* new InputError({ reason: "--workers must be between 1 and 16" })
+    if (workers > 1) {
+      if (Option.isNone(store)) {
+        return yield* new InputError({
+          reason:
+            `--workers ${workers} needs --store postgres://… (the workers share the cluster's tables and the store on one server)`
+        })
+      }
+      const url = yield* prepareStore(store, dataDir)
+      const ClusterDemo = yield* Effect.promise(() => import("@toolgate/demo/ClusterDemo"))
+      const report = yield* ClusterDemo.run({
+        leads,
+        seed,
+        workers,
+        store: url!,
+        workerCommand: [process.execPath, process.argv[1]!, "worker"]
+      })
+      yield* Console.log(json ? JSON.stringify(report) : ClusterDemo.render(report))
+      if (report.crmDuplicates > 0) process.exitCode = 2
+      return
     }
     const storeUrl = yield* prepareStore(store, dataDir)
     const report = yield* Demo.run({
@@ -533,6 +560,12 @@ export const worker = Command.make("worker", {
     "a journaled step's lease: how long a turn whose runner died mid-step waits before asking that step again",
     "30s"
   ),
+  recovery: Flag.Literals("recovery", ["manual", "reexecute"]).pipe(
+    Flag.withDescription(
+      "a call whose previous attempt may have applied (its runner died mid-call, its answer was lost): manual parks it unknown for an operator; reexecute sends it again with the same Idempotency-Key, for webhooks that honour it (default manual)"
+    ),
+    Flag.withDefault("manual" as const)
+  ),
   firstByteTimeout: durationFlag("first-byte-timeout", "per stream attempt: the wait for the first byte", "60s"),
   idleTimeout: durationFlag("idle-timeout", "per stream attempt: the longest silence between two reads", "60s")
 }, (flags) =>
@@ -577,7 +610,8 @@ export const worker = Command.make("worker", {
       tools: toolsFile.tools,
       toolkit,
       maxSteps: flags.maxSteps,
-      leaseMs: yield* positiveMs("step-lease", flags.lease)
+      leaseMs: yield* positiveMs("step-lease", flags.lease),
+      recovery: flags.recovery
     }
     const Worker = yield* Effect.promise(() =>
       import("./Worker.js")

@@ -33,6 +33,10 @@ import type * as HttpClient from "effect/http/HttpClient"
  * - `maxSteps`, `deadlineMs`, `leaseMs`: the agent turn's options (`leaseMs`: the lease of a
  *   journaled step and of a call's claim, which bounds how long a turn whose runner was killed
  *   mid-step or mid-call waits before taking them over).
+ * - `recovery`: what becomes of a call whose previous attempt may have applied (its runner died
+ *   mid-call, its answer was lost): `manual` (default: parked `unknown` for an operator, never
+ *   re-sent) or `reexecute` (re-sent with the same `Idempotency-Key`: for webhooks that honour it,
+ *   which then apply it once).
  * - `connections`: the pool size on the server (default 8).
  * - `log`: receives each answer or failure.
  *
@@ -55,6 +59,7 @@ export interface Options {
   readonly maxSteps?: number | undefined
   readonly deadlineMs?: number | undefined
   readonly leaseMs?: number | undefined
+  readonly recovery?: "manual" | "reexecute" | undefined
   readonly connections?: number | undefined
   readonly log: (event: LeadEvent.LeadEvent, outcome: LeadEntity.Answer | LeadEntity.TurnFailed) => void
 }
@@ -69,7 +74,10 @@ export interface Options {
 export const layer = (options: Options) => {
   const handlers: Record<string, ToolExecutor.Handler<Tool.Any, HttpClient.HttpClient>> = {}
   for (const tool of options.tools) {
-    handlers[tool.name] = WebhookHandler.handler({ url: tool.webhook!, parse: (json) => json })
+    handlers[tool.name] = {
+      ...WebhookHandler.handler({ url: tool.webhook!, parse: (json) => json }),
+      recovery: options.recovery ?? "manual"
+    }
   }
   const sql = PgClient.layer({ url: Redacted.make(options.store), maxConnections: options.connections ?? 8 })
   const stores = Layer.mergeAll(IdempotencyStore.layerSql(), StepJournal.layerSql())
