@@ -13,6 +13,9 @@
  * Running it again replays every step from the journal and every call from the store: no model
  * request for a completed turn, no new CRM mutation.
  *
+ * (Why one long module: the demo is one program whose run, naive comparison and report read top to
+ * bottom; its scenario is `DemoScenario`, the naive loop `NaivePipeline`.)
+ *
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
