@@ -86,3 +86,13 @@ export const dropSchemaOnRelease = (schema: string): Layer.Layer<never, never, S
     const sql = yield* SqlClient.SqlClient
     yield* Effect.addFinalizer(() => Effect.ignore(sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)))
   }))
+
+/**
+ * Runs one statement on the server's database through a client of its own (closed after), for
+ * statements outside any schema: `CREATE DATABASE`, `DROP DATABASE`.
+ */
+export const admin = (statement: string): Effect.Effect<void, SqlError.SqlError> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(statement)
+  }).pipe(Effect.provide(client(1)))
