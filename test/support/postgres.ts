@@ -88,6 +88,16 @@ export const dropSchemaOnRelease = (schema: string): Layer.Layer<never, never, S
   }))
 
 /**
+ * Runs one statement on the server's database through a client of its own (closed after), for
+ * statements outside any schema: `CREATE DATABASE`, `DROP DATABASE`.
+ */
+export const admin = (statement: string): Effect.Effect<void, SqlError.SqlError> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(statement)
+  }).pipe(Effect.provide(client(1)))
+
+/**
  * A fresh database on the server, named `<prefix>_<pid>_<random>`, dropped (its sessions ended)
  * when the scope closes; gives its URL. For tests whose processes use the default table names
  * (the cluster's tables, the store's): nothing is shared with other tests, advisory locks
@@ -96,10 +106,8 @@ export const dropSchemaOnRelease = (schema: string): Layer.Layer<never, never, S
 export const freshDatabase = (prefix: string) =>
   Effect.gen(function*() {
     const name = uniqueSchema(prefix)
-    const admin = (statement: string) =>
-      SqlClient.SqlClient.use((sql) => sql.unsafe(statement)).pipe(Effect.provide(client(1)), Effect.orDie)
     yield* Effect.acquireRelease(
-      admin(`CREATE DATABASE "${name}"`),
+      Effect.orDie(admin(`CREATE DATABASE "${name}"`)),
       () => Effect.ignore(admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
     )
     const target = new URL(url)

@@ -13,9 +13,10 @@
  */
 import { FinishProfile, Provider, ToolsFile, ToolValidator } from "@toolgate/adapters"
 import { Demo } from "@toolgate/demo"
-import { IdempotencyStore, Records, StepJournal, WebhookHandler } from "@toolgate/runtime"
-import { Console, Effect, FileSystem, Layer, Option, Path, Redacted, Schema } from "effect"
+import { IdempotencyStore, Outbox, OutboxDispatcher, Records, StepJournal, WebhookHandler } from "@toolgate/runtime"
+import { Console, Deferred, Effect, Fiber, FileSystem, Layer, Option, Path, Redacted, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import { userInfo } from "node:os"
 import * as Capture from "./Capture.js"
 import * as Corpus from "./Corpus.js"
@@ -736,6 +737,7 @@ const operatorDataDirFlag = Flag.String("data-dir").pipe(
 )
 
 const statuses = new Set<string>(IdempotencyStore.Status.literals)
+const messageStatuses = new Set<string>(Outbox.MessageStatus.literals)
 
 /**
  * `toolgate records [KEY] [--scope S] [--state S,…] [--tool T] [--limit N] [--json]`: the store's
@@ -765,6 +767,12 @@ export const records = Command.make("records", {
     Flag.withDescription("at most this many records, 1 to 1000 (default 50)"),
     Flag.withDefault(50)
   ),
+  messages: Flag.Boolean("messages").pipe(
+    Flag.withDescription(
+      "list the outbox's follow-up messages instead (oldest first; --state: pending, delivering, delivered, dead)"
+    ),
+    Flag.withDefault(false)
+  ),
   json: Flag.Boolean("json").pipe(Flag.withDescription("print JSON instead of a table"), Flag.withDefault(false)),
   dataDir: operatorDataDirFlag,
   store: storeFlag
@@ -774,19 +782,38 @@ export const records = Command.make("records", {
       return yield* new InputError({ reason: "--limit must be between 1 and 1000" })
     }
     const wanted = Option.map(flags.state, (text) => text.split(",").map((s) => s.trim()).filter((s) => s !== ""))
-    const unknownState = Option.getOrElse(wanted, () => []).find((s) => !statuses.has(s))
+    const states = flags.messages ? messageStatuses : statuses
+    const unknownState = Option.getOrElse(wanted, () => []).find((s) => !states.has(s))
     if (unknownState !== undefined) {
       return yield* new InputError({
-        reason: `--state ${unknownState}: not a state (in_progress, succeeded, failed, released, unknown)`
+        reason: `--state ${unknownState}: not a ${flags.messages ? "message " : ""}state (${[...states].join(", ")})`
       })
     }
     yield* operate(
       flags.store,
       flags.dataDir,
       Effect.gen(function*() {
+        const outbox = yield* Outbox.Outbox
         if (Option.isSome(flags.key)) {
           const detail = yield* Records.show({ key: flags.key.value, scope: Option.getOrUndefined(flags.scope) })
-          yield* Console.log(flags.json ? JSON.stringify(Operator.detailJson(detail)) : Operator.renderDetail(detail))
+          const messages = yield* outbox.list({ scope: detail.record.scope, key: detail.record.key, limit: 1000 })
+          yield* Console.log(
+            flags.json
+              ? JSON.stringify({ ...Operator.detailJson(detail), messages: messages.map(Operator.messageJson) })
+              : [Operator.renderDetail(detail), Operator.renderRecordMessages(messages)].filter((t) => t !== "")
+                .join("\n")
+          )
+          return
+        }
+        if (flags.messages) {
+          const messages = yield* outbox.list({
+            scope: Option.getOrUndefined(flags.scope),
+            status: Option.getOrUndefined(wanted) as ReadonlyArray<Outbox.MessageStatus> | undefined,
+            limit: flags.limit
+          })
+          yield* Console.log(
+            flags.json ? JSON.stringify(messages.map(Operator.messageJson)) : Operator.renderMessages(messages)
+          )
           return
         }
         const found = yield* Records.list({
@@ -801,7 +828,9 @@ export const records = Command.make("records", {
       })
     )
   })).pipe(
-    Command.withDescription("list the store's records, newest first, or show one with its journal and resolutions"),
+    Command.withDescription(
+      "list the store's records, newest first, or show one with its journal, resolutions and follow-ups; --messages lists the outbox"
+    ),
     operatorExitCodes(
       "the records were listed (none is not an error) or the record shown",
       "KEY names no record, or a prefix names several"
@@ -908,6 +937,118 @@ export const resolve = Command.make("resolve", {
   )
 
 /**
+ * `toolgate dispatch [--once] [--poll-ms N] [--max-attempts N] [--concurrency N] [--json]`: delivers
+ * the outbox's follow-ups (`OutboxDispatcher`), woken by `LISTEN` on a PostgreSQL server
+ * (`--store`) and polling the embedded store, until SIGTERM or SIGINT: the round in progress is
+ * finished (its deliveries settled), then it prints what it did and exits 0. `--once`: until
+ * nothing is due, then exit. Named destinations are the application's (a worker that provides
+ * them): this command has none, so their messages are retried, then dead-lettered.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const dispatch = Command.make("dispatch", {
+  once: Flag.Boolean("once").pipe(
+    Flag.withDescription("deliver until nothing is due, then exit (default: run until SIGTERM or SIGINT)"),
+    Flag.withDefault(false)
+  ),
+  pollMs: Flag.Int("poll-ms").pipe(
+    Flag.withDescription("the longest wait between rounds, ms (default 1000; with --store a NOTIFY wakes it sooner)"),
+    Flag.withDefault(1_000)
+  ),
+  maxAttempts: Flag.Int("max-attempts").pipe(
+    Flag.withDescription("attempts before a message is dead-lettered (default 8)"),
+    Flag.withDefault(8)
+  ),
+  concurrency: Flag.Int("concurrency").pipe(
+    Flag.withDescription("deliveries at once (default 4)"),
+    Flag.withDefault(4)
+  ),
+  json: Flag.Boolean("json").pipe(
+    Flag.withDescription("print JSON lines: ready, each round that leased messages, stopped with the totals"),
+    Flag.withDefault(false)
+  ),
+  dataDir: operatorDataDirFlag,
+  store: storeFlag
+}, (flags) =>
+  Effect.gen(function*() {
+    const layer = yield* Operator.storeLayer(Option.getOrUndefined(flags.store), flags.dataDir).pipe(
+      Effect.mapError((e) => new InputError({ reason: e.message }))
+    )
+    const body = Effect.gen(function*() {
+      const wakeups = Option.isSome(flags.store) ? yield* OutboxDispatcher.pgWakeups() : undefined
+      const totals = { leased: 0, delivered: 0, retried: 0, deadLettered: 0, leaseLost: 0 }
+      const print = (line: Record<string, unknown>, text: string) =>
+        flags.json ? Console.log(JSON.stringify(line)) : Console.log(text)
+      const dispatcher = yield* OutboxDispatcher.make({
+        pollMs: flags.pollMs,
+        maxAttempts: flags.maxAttempts,
+        concurrency: flags.concurrency,
+        owner: `toolgate-dispatch-${process.pid}`,
+        wakeups,
+        onRound: (round) => {
+          for (const k of Object.keys(totals) as Array<keyof typeof totals>) totals[k] += round[k]
+          return print(
+            { event: "round", ...round },
+            `leased ${round.leased}: delivered ${round.delivered}, retried ${round.retried}, dead-lettered ${round.deadLettered}${
+              round.leaseLost > 0 ? `, lease lost ${round.leaseLost}` : ""
+            }`
+          )
+        }
+      }).pipe(Effect.mapError((e) => new InputError({ reason: e.message })))
+      yield* print(
+        { event: "ready", wake: wakeups === undefined ? "poll" : "listen" },
+        `dispatching the outbox (${wakeups === undefined ? `polling every ${flags.pollMs} ms` : "LISTEN/NOTIFY"})`
+      )
+      if (flags.once) {
+        yield* dispatcher.drain
+      } else {
+        const stop = yield* Deferred.make<void>()
+        const running = yield* Effect.forkChild(dispatcher.run({ stop: Deferred.await(stop) }), {
+          startImmediately: true
+        })
+        // SIGTERM/SIGINT interrupt this fiber: stop claiming, let the round in progress settle
+        const stopped = print(
+          { event: "stopped", ...totals },
+          `stopped: delivered ${totals.delivered}, retried ${totals.retried}, dead-lettered ${totals.deadLettered}`
+        )
+        yield* Fiber.join(running).pipe(
+          Effect.onInterrupt(() =>
+            Deferred.succeed(stop, undefined).pipe(
+              Effect.andThen(Fiber.await(running)),
+              Effect.andThen(stopped),
+              // a graceful stop: the executable exits 0 (see bin.ts)
+              Effect.andThen(Effect.sync(() => (process.exitCode = 0)))
+            )
+          )
+        )
+        return
+      }
+      yield* print(
+        { event: "stopped", ...totals },
+        `stopped: delivered ${totals.delivered}, retried ${totals.retried}, dead-lettered ${totals.deadLettered}`
+      )
+    })
+    yield* body.pipe(
+      Effect.scoped,
+      Effect.provide(Layer.mergeAll(layer, FetchHttpClient.layer)),
+      Effect.catchTag("DataDirInUse", (e) => Effect.fail(new InputError({ reason: e.message })))
+    )
+  })).pipe(
+    Command.withDescription(
+      "deliver the outbox's follow-up messages (at least once, keyed <downstream key>:<ordinal>) until SIGTERM"
+    ),
+    Command.annotate(Help.ExitCodes, [
+      [0, "stopped by SIGTERM or SIGINT after settling the round in progress (or, with --once, nothing was due)"],
+      [
+        1,
+        "a usage or input error (one line on stderr): a bad flag, no store in --data-dir, a --store that cannot be reached"
+      ],
+      [70, "an internal error (a bug)"]
+    ])
+  )
+
+/**
  * `toolgate purge [--older-than D]`: deletes settled records past their retention (or settled
  * longer ago than D) and prints how many.
  *
@@ -985,5 +1126,5 @@ export const toolgate = Command.make("toolgate").pipe(
     [2, "a typed failure of what was asked (each command's help says which)"],
     [70, "an internal error (a bug)"]
   ]),
-  Command.withSubcommands([demo, run, worker, intake, inspect, corpus, records, resolve, purge])
+  Command.withSubcommands([demo, run, worker, intake, inspect, corpus, records, resolve, purge, dispatch])
 )

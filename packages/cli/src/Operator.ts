@@ -8,7 +8,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { IdempotencyKey } from "@toolgate/core"
-import { EmbeddedPostgres, IdempotencyStore, type Records, StepJournal } from "@toolgate/runtime"
+import { EmbeddedPostgres, IdempotencyStore, Outbox, type Records, StepJournal } from "@toolgate/runtime"
 import { Effect, FileSystem, Layer, Path, Redacted, Schema } from "effect"
 
 /**
@@ -26,7 +26,8 @@ export class StoreNotFound extends Schema.TaggedError<StoreNotFound>()("StoreNot
 }
 
 /**
- * The `IdempotencyStore` of an operator command: the PostgreSQL server at `store`, else the
+ * The stores of an operator command (`IdempotencyStore`, `StepJournal`, `Outbox`, and the
+ * `PgClient` they use): the PostgreSQL server at `store`, else the
  * embedded store in `dataDir`, which must exist and be initialised (`PG_VERSION` in it). Fails with
  * {@link StoreNotFound} before opening anything.
  *
@@ -38,7 +39,7 @@ export const storeLayer = Effect.fnUntraced(function*(store: string | undefined,
     if (!/^postgres(ql)?:\/\//.test(store)) {
       return yield* new StoreNotFound({ reason: "--store must be a postgres:// URL" })
     }
-    return stores.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(store), maxConnections: 2 })))
+    return stores.pipe(Layer.provideMerge(PgClient.layer({ url: Redacted.make(store), maxConnections: 3 })))
   }
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
@@ -49,11 +50,11 @@ export const storeLayer = Effect.fnUntraced(function*(store: string | undefined,
         `--data-dir ${dataDir}: holds no toolgate store (toolgate run and demo create one; or give --store postgres://…)`
     })
   }
-  return stores.pipe(Layer.provide(EmbeddedPostgres.layer({ dataDir })))
+  return stores.pipe(Layer.provideMerge(EmbeddedPostgres.layer({ dataDir })))
 })
 
-/** The idempotency records and the agent turns' step journal, in one database. */
-const stores = Layer.mergeAll(IdempotencyStore.layerSql(), StepJournal.layerSql())
+/** The idempotency records, the agent turns' step journal and the outbox, in one database. */
+const stores = Layer.mergeAll(IdempotencyStore.layerSql(), StepJournal.layerSql(), Outbox.layerSql())
 
 /** Parses stored JSON text for printing (`null` when there is none, the text itself when it does not parse). */
 const json = (text: string | null): unknown => {
@@ -237,3 +238,74 @@ export const renderResolved = (resolved: Records.Resolved): string => {
     ? `${head}\nreleased, but its ${record.maxAttempts} attempts are used up: its next delivery fails with AttemptsExhausted`
     : `${head}\nreleased: its next delivery runs it again (attempt ${record.attempt + 1} of ${record.maxAttempts})`
 }
+
+/**
+ * An outbox message as one JSON object: fences and ids as decimal strings, instants as ISO 8601,
+ * the payload parsed.
+ *
+ * @since 0.1.0
+ * @category json
+ */
+export const messageJson = (message: Outbox.OutboxMessage) => ({
+  id: message.id.toString(),
+  deliveryKey: message.deliveryKey,
+  key: message.key,
+  scope: message.scope,
+  ordinal: message.ordinal,
+  kind: message.kind,
+  destination: message.destination,
+  orderingKey: message.orderingKey,
+  status: message.status,
+  attempts: message.attempts,
+  lastError: message.lastError,
+  payload: json(message.payload),
+  availableAt: iso(message.availableAt),
+  leaseExpiresAt: iso(message.leaseExpiresAt),
+  createdAt: iso(message.createdAt),
+  updatedAt: iso(message.updatedAt),
+  deliveredAt: iso(message.deliveredAt)
+})
+
+/**
+ * Outbox messages as a table, oldest first: id, the call's short key and the ordinal, destination,
+ * state, attempts, last change, last error.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const renderMessages = (messages: ReadonlyArray<Outbox.OutboxMessage>): string => {
+  if (messages.length === 0) return "no messages match"
+  const rows = [
+    ["ID", "CALL", "#", "DESTINATION", "STATE", "ATTEMPTS", "UPDATED", "LAST ERROR"],
+    ...messages.map((m) => [
+      m.id.toString(),
+      short(m.key),
+      String(m.ordinal),
+      cut(m.kind === "named" ? `(${m.destination})` : m.destination, 40),
+      m.status,
+      String(m.attempts),
+      m.updatedAt.toISOString(),
+      m.lastError === null ? "" : cut(m.lastError, 60)
+    ])
+  ]
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)))
+  return rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join("  ").trimEnd()).join("\n")
+}
+
+/**
+ * The follow-up lines of one record's detail (none when it has no messages).
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const renderRecordMessages = (messages: ReadonlyArray<Outbox.OutboxMessage>): string =>
+  messages.length === 0 ? "" : [
+    "follow-ups",
+    ...messages.map((m) =>
+      `  #${m.ordinal} ${
+        m.kind === "named" ? `(${m.destination})` : cut(m.destination, 60)
+      }  ${m.status}, ${m.attempts} attempt${m.attempts === 1 ? "" : "s"}${
+        m.lastError === null ? "" : `: ${cut(m.lastError, 120)}`
+      }  key ${m.deliveryKey}`
+    )
+  ].join("\n")

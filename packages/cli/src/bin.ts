@@ -1,12 +1,13 @@
 /**
  * The `toolgate` executable. Usage and input errors print one line on stderr and exit 1; a
- * defect prints its cause and exits 70 (EX_SOFTWARE).
+ * defect prints its cause and exits 70 (EX_SOFTWARE); SIGINT/SIGTERM exit 130 unless the command
+ * stopped gracefully (`dispatch`: 0).
  *
  * @since 0.1.0
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Cause, Console, Effect, Layer } from "effect"
+import { Cause, Console, Effect, Exit, Layer, Runtime } from "effect"
 import { CliError, CliOutput, Command } from "effect/cli"
 import { toolgate } from "./Cli.js"
 import * as Help from "./Help.js"
@@ -40,4 +41,13 @@ const main = Command.runWith(toolgate, { version })(process.argv.slice(2)).pipe(
   Effect.provide(Layer.mergeAll(NodeServices.layer, presenter, CliOutput.layer(Help.formatter())))
 )
 
-NodeRuntime.runMain(main, { disableErrorReporting: true })
+/**
+ * SIGINT/SIGTERM interrupt `main` (exit 130), except for a command that stops its own work on a
+ * signal and says it ended well by setting `process.exitCode = 0` (`toolgate dispatch`).
+ */
+const teardown: Runtime.Teardown = (exit, onExit) =>
+  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) && process.exitCode === 0
+    ? onExit(0)
+    : Runtime.defaultTeardown(exit, onExit)
+
+NodeRuntime.runMain(main, { disableErrorReporting: true, teardown })

@@ -128,6 +128,7 @@ export const layerDestinations = (
  * - `retryBaseMs` (500; ≥ 0), `retryMaxMs` (60,000; ≥ `retryBaseMs`): the jittered backoff.
  * - `pollMs` (1,000; > 0): the longest wait between rounds.
  * - `wakeups`: a queue whose items end the wait early (see {@link pgWakeups}).
+ * - `onRound`: called with each round that leased messages (progress, a report).
  *
  * @since 0.1.0
  * @category models
@@ -143,6 +144,7 @@ export interface Options {
   readonly retryMaxMs?: number | undefined
   readonly pollMs?: number | undefined
   readonly wakeups?: Queue.Dequeue<unknown, unknown> | undefined
+  readonly onRound?: ((round: Round) => Effect.Effect<void>) | undefined
 }
 
 /**
@@ -359,6 +361,7 @@ export const make = Effect.fn("OutboxDispatcher.make")(function*(options: Option
     }
     const counts = yield* outbox.counts()
     yield* OutboxMetrics.setPending(counts.pending + counts.delivering)
+    if (options.onRound !== undefined) yield* options.onRound(tally)
     return tally
   }).pipe(Effect.withSpan("OutboxDispatcher.round"))
 

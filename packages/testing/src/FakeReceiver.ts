@@ -16,7 +16,8 @@ import * as LoopbackServer from "./LoopbackServer.js"
 /**
  * What the receiver does with one request: answer `Ok` (apply, 200); answer `status` without
  * applying; `Stall` for `ms` then answer 200 without applying (a request the sender times out
- * on: `ms` longer than its timeout); `AppliedThenFail` (apply, then answer `status`).
+ * on: `ms` longer than its timeout); `Slow` (apply, answer 200 after `ms`: a sender killed
+ * meanwhile never learns it was applied); `AppliedThenFail` (apply, then answer `status`).
  *
  * @since 0.1.0
  * @category models
@@ -25,6 +26,7 @@ export type Fault =
   | { readonly _tag: "Ok" }
   | { readonly _tag: "Status"; readonly status: number }
   | { readonly _tag: "Stall"; readonly ms: number }
+  | { readonly _tag: "Slow"; readonly ms: number }
   | { readonly _tag: "AppliedThenFail"; readonly status: number }
 
 /**
@@ -55,7 +57,8 @@ export interface Options {
 /**
  * A running receiver.
  *
- * - `requests()`: requests received; `requestsOf(key)`: of one key.
+ * - `requests()`: requests received; `requestsOf(key)`: of one key; `awaitRequests(n)`: waits
+ *   (real time, polling every 5 ms) until `n` requests were received.
  * - `applied()`: applications by key (with `dedupe`, at most 1 each); `bodies()`: the body of each
  *   key's first application.
  * - `duplicates()`: applications beyond the first of their key (0 with `dedupe`).
@@ -66,6 +69,7 @@ export interface Options {
 export interface FakeReceiver extends LoopbackServer.LoopbackServer {
   readonly requests: () => number
   readonly requestsOf: (key: string) => number
+  readonly awaitRequests: (count: number) => Effect.Effect<void>
   readonly applied: () => ReadonlyMap<string, number>
   readonly bodies: () => ReadonlyMap<string, string>
   readonly duplicates: () => number
@@ -115,6 +119,11 @@ export const make = (options: Options = {}): Effect.Effect<FakeReceiver, never, 
             return timers.later(fault.ms, () => {
               if (!res.destroyed) answer(200)
             })
+          case "Slow":
+            apply(key, body)
+            return timers.later(fault.ms, () => {
+              if (!res.destroyed) answer(200)
+            })
           case "AppliedThenFail":
             apply(key, body)
             return answer(fault.status)
@@ -125,6 +134,16 @@ export const make = (options: Options = {}): Effect.Effect<FakeReceiver, never, 
       ...server,
       requests: () => requests,
       requestsOf: (key) => seen.get(key) ?? 0,
+      awaitRequests: (count) =>
+        Effect.callback<void>((resume) => {
+          let timer: ReturnType<typeof setTimeout> | undefined
+          const check = () => {
+            if (requests >= count) resume(Effect.void)
+            else timer = setTimeout(check, 5)
+          }
+          check()
+          return Effect.sync(() => clearTimeout(timer))
+        }),
       applied: () => new Map(applied),
       bodies: () => new Map(bodies),
       duplicates: () => duplicates
