@@ -11,20 +11,35 @@
  *
  * @since 0.1.0
  */
-import { FinishProfile, Provider, ToolsFile, ToolValidator } from "@toolgate/adapters"
-import { Demo } from "@toolgate/demo"
-import { IdempotencyStore, Outbox, OutboxDispatcher, Records, StepJournal, WebhookHandler } from "@toolgate/runtime"
+import * as FinishProfile from "@toolgate/adapters/FinishProfile"
+import * as Provider from "@toolgate/adapters/Provider"
+import type { IdempotencyStore, Outbox } from "@toolgate/runtime"
 import { Console, Deferred, Effect, Fiber, FileSystem, Layer, Option, Path, Redacted, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import { userInfo } from "node:os"
 import * as Capture from "./Capture.js"
-import * as Corpus from "./Corpus.js"
 import * as Help from "./Help.js"
-import * as Inspect from "./Inspect.js"
 import { parseMs } from "./internal/duration.js"
-import * as Operator from "./Operator.js"
-import * as Run from "./Run.js"
+
+type IdempotencyStoreStatus = IdempotencyStore.Status
+
+/**
+ * The modules a command needs beyond its flags, loaded when it runs (`import()`): `--help` loads
+ * none of them, and `inspect` and `corpus` never load the store, the runtime, the demo, the HTTP
+ * stack or the JSON Schema validator (unless `--tools` is given). Start-up time and memory are in
+ * `bench/RESULTS.md`; `test/cli-modules.test.ts` checks what each command loads.
+ */
+const modules = {
+  inspect: Effect.promise(() => import("./Inspect.js")),
+  corpus: Effect.promise(() => import("./Corpus.js")),
+  run: Effect.promise(() => import("./Run.js")),
+  operator: Effect.promise(() => import("./Operator.js")),
+  demo: Effect.promise(() => import("@toolgate/demo")),
+  runtime: Effect.promise(() => import("@toolgate/runtime")),
+  fetchHttpClient: Effect.promise(() => import("effect/http/FetchHttpClient")),
+  toolsFile: Effect.promise(() => import("@toolgate/adapters/ToolsFile")),
+  toolValidator: Effect.promise(() => import("@toolgate/adapters/ToolValidator"))
+}
 
 /**
  * A usage or input error: reported as one line on stderr, exit code 1.
@@ -39,6 +54,7 @@ export class InputError extends Schema.TaggedError<InputError>()("InputError", {
 }
 
 const loadTools = Effect.fnUntraced(function*(file: string) {
+  const ToolsFile = yield* modules.toolsFile
   const fs = yield* FileSystem.FileSystem
   const text = yield* fs.readFileString(file).pipe(
     Effect.mapError(() => new InputError({ reason: `${file}: tools file not found or unreadable` }))
@@ -78,6 +94,7 @@ export const inspect = Command.make("inspect", {
   finishProfile: finishProfileFlag("compatible")
 }, ({ file, finishProfile, json, provider, tools }) =>
   Effect.gen(function*() {
+    const Inspect = yield* modules.inspect
     const body = yield* Capture.open(file)
     const validator = Option.isSome(tools) ? (yield* loadTools(tools.value)).validator : undefined
     const result = yield* Inspect.inspect(body, {
@@ -141,6 +158,7 @@ export const corpus = Command.make("corpus", {
       Effect.mapError(() => new InputError({ reason: `${dir}: no such directory` }))
     )
     if (info.type !== "Directory") return yield* new InputError({ reason: `${dir}: is not a directory` })
+    const Corpus = yield* modules.corpus
     const rows = yield* Corpus.run(dir)
     if (rows.length === 0) {
       return yield* new InputError({ reason: `${dir}: holds no captures (provider folders of .sse files)` })
@@ -244,6 +262,7 @@ export const demo = Command.make("demo", {
       return
     }
     const storeUrl = yield* prepareStore(store, dataDir)
+    const { Demo } = yield* modules.demo
     const report = yield* Demo.run({
       leads,
       seed,
@@ -382,6 +401,11 @@ export const run = Command.make("run", {
     }
     // Each tool's parameters accept exactly what its JSON Schema accepts and pass the arguments
     // through unchanged (the webhook is sent what the model sent); its result is any JSON.
+    const [ToolValidator, { WebhookHandler }, Run] = yield* Effect.all([
+      modules.toolValidator,
+      modules.runtime,
+      modules.run
+    ])
     const toolkit = ToolValidator.toToolkit(toolsFile.validator, {
       success: Schema.Json,
       failure: WebhookHandler.WebhookFailure
@@ -583,6 +607,7 @@ export const worker = Command.make("worker", {
     if (missing !== undefined) {
       return yield* new InputError({ reason: `--tools: tool ${missing.name} has no "webhook" URL to call` })
     }
+    const [ToolValidator, { WebhookHandler }] = yield* Effect.all([modules.toolValidator, modules.runtime])
     const toolkit = ToolValidator.toToolkit(toolsFile.validator, {
       success: Schema.Json,
       failure: WebhookHandler.WebhookFailure
@@ -698,6 +723,7 @@ const operate = <A, E extends { readonly _tag: string; readonly message: string 
   body: Effect.Effect<A, E, R>
 ) =>
   Effect.gen(function*() {
+    const Operator = yield* modules.operator
     const layer = yield* Operator.storeLayer(Option.getOrUndefined(store), dataDir)
     yield* body.pipe(Effect.provide(layer), Effect.asVoid)
   }).pipe(
@@ -735,9 +761,6 @@ const operatorDataDirFlag = Flag.String("data-dir").pipe(
   ),
   Flag.withDefault(".toolgate")
 )
-
-const statuses = new Set<string>(IdempotencyStore.Status.literals)
-const messageStatuses = new Set<string>(Outbox.MessageStatus.literals)
 
 /**
  * `toolgate records [KEY] [--scope S] [--state S,…] [--tool T] [--limit N] [--json]`: the store's
@@ -781,6 +804,9 @@ export const records = Command.make("records", {
     if (flags.limit < 1 || flags.limit > 1000) {
       return yield* new InputError({ reason: "--limit must be between 1 and 1000" })
     }
+    const [{ IdempotencyStore, Outbox, Records }, Operator] = yield* Effect.all([modules.runtime, modules.operator])
+    const statuses = new Set<string>(IdempotencyStore.Status.literals)
+    const messageStatuses = new Set<string>(Outbox.MessageStatus.literals)
     const wanted = Option.map(flags.state, (text) => text.split(",").map((s) => s.trim()).filter((s) => s !== ""))
     const states = flags.messages ? messageStatuses : statuses
     const unknownState = Option.getOrElse(wanted, () => []).find((s) => !states.has(s))
@@ -818,7 +844,7 @@ export const records = Command.make("records", {
         }
         const found = yield* Records.list({
           scope: Option.getOrUndefined(flags.scope),
-          status: Option.getOrUndefined(wanted) as ReadonlyArray<IdempotencyStore.Status> | undefined,
+          status: Option.getOrUndefined(wanted) as ReadonlyArray<IdempotencyStoreStatus> | undefined,
           tool: Option.getOrUndefined(flags.tool),
           limit: flags.limit
         })
@@ -890,6 +916,7 @@ export const resolve = Command.make("resolve", {
         reason: "--result goes with --applied: a call that was not applied has no result"
       })
     }
+    const [{ Records }, Operator] = yield* Effect.all([modules.runtime, modules.operator])
     yield* Records.keyOf(flags.key).pipe(Effect.mapError((e) => new InputError({ reason: e.message })))
     if (Option.isSome(flags.fence) && !/^[1-9][0-9]{0,18}$/.test(flags.fence.value)) {
       return yield* new InputError({ reason: `--fence ${flags.fence.value}: not a fence (a positive integer)` })
@@ -972,6 +999,11 @@ export const dispatch = Command.make("dispatch", {
   store: storeFlag
 }, (flags) =>
   Effect.gen(function*() {
+    const [{ OutboxDispatcher }, Operator, FetchHttpClient] = yield* Effect.all([
+      modules.runtime,
+      modules.operator,
+      modules.fetchHttpClient
+    ])
     const layer = yield* Operator.storeLayer(Option.getOrUndefined(flags.store), flags.dataDir).pipe(
       Effect.mapError((e) => new InputError({ reason: e.message }))
     )
@@ -1077,6 +1109,7 @@ export const purge = Command.make("purge", {
         })
       }
     }
+    const { Records, StepJournal } = yield* modules.runtime
     yield* operate(
       flags.store,
       flags.dataDir,
