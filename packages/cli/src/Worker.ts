@@ -65,13 +65,14 @@ export interface Options {
 }
 
 /**
- * The worker: the lead entity registered on a runner at `host:port`, its agent on the model
- * endpoint and the tools' webhooks, everything stored on `store`. Launch it with `Layer.launch`.
+ * The worker's agent, without the cluster: the model endpoint, the tools' webhooks (with the
+ * `recovery` policy), the idempotency store and the step journal on the `SqlClient` in context
+ * (a turn run through it directly is what a worker runs for an event, without the cluster hop).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options) => {
+export const agent = (options: Omit<Options, "host" | "port" | "cluster" | "log">) => {
   const handlers: Record<string, ToolExecutor.Handler<Tool.Any, HttpClient.HttpClient>> = {}
   for (const tool of options.tools) {
     handlers[tool.name] = {
@@ -79,9 +80,8 @@ export const layer = (options: Options) => {
       recovery: options.recovery ?? "manual"
     }
   }
-  const sql = PgClient.layer({ url: Redacted.make(options.store), maxConnections: options.connections ?? 8 })
   const stores = Layer.mergeAll(IdempotencyStore.layerSql(), StepJournal.layerSql())
-  const agent = Agent.layer.pipe(
+  return Agent.layer.pipe(
     Layer.provide(
       ToolExecutor.layer(options.toolkit, handlers, options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs })
         .pipe(Layer.provide(FetchHttpClient.layer))
@@ -101,10 +101,20 @@ export const layer = (options: Options) => {
     ),
     Layer.provide(stores)
   )
-  const runner = `${options.host}:${options.port}`
-  return LeadEntity.layer({
+}
+
+/**
+ * The worker: the lead entity registered on a runner at `host:port`, its agent ({@link agent}) on
+ * the model endpoint and the tools' webhooks, everything stored on `store`. Launch it with
+ * `Layer.launch`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options) =>
+  LeadEntity.layer({
     toolkit: options.toolkit,
-    runner,
+    runner: `${options.host}:${options.port}`,
     turn: {
       maxSteps: options.maxSteps,
       deadlineMs: options.deadlineMs,
@@ -112,8 +122,7 @@ export const layer = (options: Options) => {
     },
     onTurn: (event, outcome) => Effect.sync(() => options.log(event, outcome))
   }).pipe(
-    Layer.provide(agent),
+    Layer.provide(agent(options)),
     Layer.provide(Runner.layer({ ...options.cluster, host: options.host, port: options.port })),
-    Layer.provide(sql)
+    Layer.provide(PgClient.layer({ url: Redacted.make(options.store), maxConnections: options.connections ?? 8 }))
   )
-}
