@@ -86,3 +86,23 @@ export const dropSchemaOnRelease = (schema: string): Layer.Layer<never, never, S
     const sql = yield* SqlClient.SqlClient
     yield* Effect.addFinalizer(() => Effect.ignore(sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)))
   }))
+
+/**
+ * A fresh database on the server, named `<prefix>_<pid>_<random>`, dropped (its sessions ended)
+ * when the scope closes; gives its URL. For tests whose processes use the default table names
+ * (the cluster's tables, the store's): nothing is shared with other tests, advisory locks
+ * included (PostgreSQL scopes them to a database).
+ */
+export const freshDatabase = (prefix: string) =>
+  Effect.gen(function*() {
+    const name = uniqueSchema(prefix)
+    const admin = (statement: string) =>
+      SqlClient.SqlClient.use((sql) => sql.unsafe(statement)).pipe(Effect.provide(client(1)), Effect.orDie)
+    yield* Effect.acquireRelease(
+      admin(`CREATE DATABASE "${name}"`),
+      () => Effect.ignore(admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
+    )
+    const target = new URL(url)
+    target.pathname = `/${name}`
+    return target.toString()
+  })

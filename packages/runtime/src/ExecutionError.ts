@@ -322,7 +322,10 @@ export const StoreOperation = Schema.Literals([
   "heartbeatStep",
   "readStep",
   "readTurn",
-  "purgeSteps"
+  "purgeSteps",
+  "claimMessages",
+  "settleMessage",
+  "listMessages"
 ])
 
 /** The type of {@link StoreOperation}. @since 0.1.0 @category models */

@@ -32,6 +32,9 @@
  * 8. An operator's resolution of an `unknown` record is fenced like any write and, given an
  *    `audit`, recorded in the same statement (who, when, why, what the record held), kept when
  *    the record is purged.
+ * 9. A call's follow-ups (`FollowUp`) are written to the outbox only by the statement that
+ *    completes it, or resolves it as succeeded, and only when that write matched the fence: never
+ *    for a failed, released or `unknown` record, never by a stale worker (the `Outbox` reads them).
  *
  * The operator's view: {@link Service.list} (records by scope, key prefix, status and tool, newest
  * first), {@link Service.resolutions} (the audit of a record), `purge` (by retention, or by age).
@@ -44,6 +47,7 @@
 import { Context, Effect, Layer, type Option } from "effect"
 import type { Migrator, SqlClient } from "effect/sql"
 import type { InvalidStoreRequest, LeaseLost, StoreUnavailable } from "./ExecutionError.js"
+import type * as FollowUp from "./FollowUp.js"
 import * as MemoryStore from "./internal/memoryStore.js"
 import * as SqlStatements from "./internal/sqlStatements.js"
 import * as SqlStore from "./internal/sqlStore.js"
@@ -231,7 +235,13 @@ export type Claim =
  * @category models
  */
 export type Resolution =
-  | { readonly _tag: "Succeeded"; readonly result: string; readonly externalRef?: string | null | undefined }
+  | {
+    readonly _tag: "Succeeded"
+    readonly result: string
+    readonly externalRef?: string | null | undefined
+    /** The call's follow-ups (`FollowUp.encodeAll`), written to the outbox in the same statement. */
+    readonly followUps?: ReadonlyArray<FollowUp.Message> | undefined
+  }
   | { readonly _tag: "Failed"; readonly error: string }
   | { readonly _tag: "Released" }
 
@@ -308,13 +318,19 @@ export interface Service {
   readonly claim: (request: ClaimRequest) => Effect.Effect<Claim, StoreUnavailable | InvalidStoreRequest>
   /** The record, evaluated at `now`. */
   readonly read: (ref: RecordRef, options?: At) => Effect.Effect<Option.Option<StoredRecord>, StoreUnavailable>
-  /** `in_progress` → `succeeded`: the result (JSON text ≤ 256 KiB, kept byte for byte), for `retentionMs`. */
+  /**
+   * `in_progress` → `succeeded`: the result (JSON text ≤ 256 KiB, kept byte for byte), for
+   * `retentionMs`; with `followUps` (`FollowUp.encodeAll`), the call's messages are written to the
+   * outbox in the same statement (fenced with it: a write fenced off writes no message; a delivery
+   * key written before is kept as it was).
+   */
   readonly complete: (
     lease: FencedRef,
     options: At & {
       readonly result: string
       readonly externalRef?: string | null | undefined
       readonly retentionMs: number
+      readonly followUps?: ReadonlyArray<FollowUp.Message> | undefined
     }
   ) => Effect.Effect<void, LeaseLost | StoreUnavailable>
   /** `in_progress` → `failed` (terminal; the error JSON text, ≤ 256 KiB, is cached and replayed). */
@@ -489,7 +505,8 @@ export const defaultSchema = "toolgate"
  * `3_resolution_audit` (the `idem_resolution` audit of operators' resolutions, and the records'
  * `arguments`, so an operator sees what a call was and a replay can say how its arguments
  * differed; rows written before have none), `4_step_journal` (the `StepJournal`'s table,
- * `step_journal`). `layerSql` (and `StepJournal.layerSql`) runs them; exported so an application can run them with its own
+ * `step_journal`), `5_outbox` (the outbox's `outbox_message`: the follow-ups of completed
+calls and their delivery state). `layerSql` (and `StepJournal.layerSql`) runs them; exported so an application can run them with its own
  * migrations.
  *
  * @since 0.1.0

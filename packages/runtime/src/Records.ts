@@ -11,15 +11,19 @@
  *   record's fence (or takes the one the operator saw, `fence`) and resolves at that fence only,
  *   so a record that changed meanwhile (taken over, resolved by someone else) is
  *   {@link RecordChanged}, never overwritten. Audited: who, when (the store's clock), why, and the
- *   error the record held, in the same statement (`IdempotencyStore.resolutions`). Only `unknown`
+ *   error the record held, in the same statement (`IdempotencyStore.resolutions`); an `Applied`
+ *   resolution writes the call's follow-ups (`followUps`) to the outbox in that statement too.
+ *   Only `unknown`
  *   records: anything else is {@link RecordNotUnknown}, naming the state;
  * - {@link purge}: deletes settled records past their retention, or settled longer ago than
  *   `olderThanMs`; never a record in progress or `unknown`.
  *
  * @since 0.1.0
  */
+import { IdempotencyKey } from "@toolgate/core"
 import { Effect, Option, Schema } from "effect"
 import type { StoreUnavailable } from "./ExecutionError.js"
+import * as FollowUp from "./FollowUp.js"
 import * as IdempotencyStore from "./IdempotencyStore.js"
 import { maxAuditBy, maxAuditReason } from "./internal/storeRules.js"
 
@@ -243,7 +247,16 @@ export const show = Effect.fn("Records.show")(function*(reference: Reference) {
  * @category models
  */
 export type Outcome =
-  | { readonly _tag: "Applied"; readonly result?: string | undefined; readonly externalRef?: string | undefined }
+  | {
+    readonly _tag: "Applied"
+    readonly result?: string | undefined
+    readonly externalRef?: string | undefined
+    /**
+     * The call's follow-ups (what its handler's `followUps` declares for this result), written to
+     * the outbox in the resolution's statement, keyed by the record's downstream key.
+     */
+    readonly followUps?: ReadonlyArray<FollowUp.FollowUp> | undefined
+  }
   | { readonly _tag: "NotApplied" }
 
 /**
@@ -332,10 +345,18 @@ export const resolve = Effect.fn("Records.resolve")(function*(reference: Referen
   if (record.fence !== fence) return yield* changed(Option.some(record))
   if (record.status !== "unknown") return yield* new RecordNotUnknown({ keyHash: record.key, status: record.status })
   const { outcome } = resolution
+  let followUps: ReadonlyArray<FollowUp.Message> | undefined
+  if (outcome._tag === "Applied" && outcome.followUps !== undefined) {
+    const encoded = FollowUp.encodeAll(IdempotencyKey.downstreamKey(record.key, record.generation), outcome.followUps)
+    if (encoded instanceof FollowUp.InvalidFollowUp) {
+      return yield* new InvalidRecordRequest({ field: "followUps", reason: encoded.message })
+    }
+    followUps = encoded
+  }
   yield* store.resolve(
     { scope: record.scope, key: record.key, fence },
     outcome._tag === "Applied"
-      ? { _tag: "Succeeded", result: outcome.result ?? "null", externalRef: outcome.externalRef ?? null }
+      ? { _tag: "Succeeded", result: outcome.result ?? "null", externalRef: outcome.externalRef ?? null, followUps }
       : { _tag: "Released" },
     {
       retentionMs: resolution.retentionMs ?? IdempotencyStore.defaultRetentionMs,

@@ -12,6 +12,7 @@ import type { KeyPolicy } from "@toolgate/core"
 import type { Effect, Option } from "effect"
 import { Schema } from "effect"
 import type { Tool } from "effect/ai"
+import type { FollowUp } from "./FollowUp.js"
 
 /**
  * What a handler receives besides its parameters.
@@ -108,6 +109,18 @@ interface HandlerBase<T extends Tool.Any, R> {
   readonly maxAttempts?: number | undefined
   /** A downstream reference to store with a result (a CRM object id), for reconciliation. */
   readonly externalRef?: ((result: Tool.Success<T>) => string | null) | undefined
+  /**
+   * The call's follow-up messages (`FollowUp`: notify the rep, import the conversion), declared
+   * from its parameters and its verified result. They are written to the outbox in the statement
+   * that completes the call (the same fence: a stale worker's are never written), delivered by
+   * `OutboxDispatcher`, each with `Idempotency-Key: <downstreamKey>:<ordinal>`. Nothing is written
+   * for a call that fails, is released or is parked `unknown`. A declaration the store cannot take
+   * (`FollowUp.InvalidFollowUp`), or a function that throws, makes the call a terminal
+   * `ToolExecutionFailed` (`applied`: the effect happened, its follow-ups cannot be written).
+   */
+  readonly followUps?:
+    | ((params: Tool.Parameters<T>, result: Tool.Success<T>, context: HandlerContext) => ReadonlyArray<FollowUp>)
+    | undefined
   /**
    * The tool's key policy (see `KeyPolicy` of `@toolgate/core`), checked or as written; it takes
    * precedence over the tool's `IdempotencyKey.Policy` annotation. A policy `KeyPolicy.make`

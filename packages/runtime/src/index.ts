@@ -41,4 +41,8 @@ export * as ToolHandler from "./ToolHandler.js"
 export * as ToolCallPipeline from "./ToolCallPipeline.js"
 
 /** @since 0.1.0 */
+export * as FollowUp from "./FollowUp.js"
+export * as Outbox from "./Outbox.js"
+export * as OutboxDispatcher from "./OutboxDispatcher.js"
+export * as OutboxMetrics from "./OutboxMetrics.js"
 export * as WebhookHandler from "./WebhookHandler.js"

@@ -9,6 +9,9 @@
 export * as FakeCrm from "./FakeCrm.js"
 
 /** @since 0.1.0 */
+export * as FakeReceiver from "./FakeReceiver.js"
+
+/** @since 0.1.0 */
 export * as FakeProvider from "./FakeProvider.js"
 
 /** @since 0.1.0 */

@@ -9,7 +9,9 @@
 import { Array as Arr, Effect, Option, Order } from "effect"
 import { type FencedOperation, LeaseLost, type StoreOperation, StoreUnavailable } from "../ExecutionError.js"
 import * as ExecutionMetrics from "../ExecutionMetrics.js"
+import type * as FollowUp from "../FollowUp.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
+import * as OutboxMemory from "./outbox/memory.js"
 import {
   checkClaim,
   checkHeartbeat,
@@ -95,6 +97,10 @@ const auditRefused = (audit: IdempotencyStore.Audit | undefined): boolean =>
   (audit.by.length < 1 || audit.by.length > maxAuditBy ||
     (audit.reason !== null && audit.reason.length > maxAuditReason))
 
+/** A follow-up the SQL store's CHECK would refuse (a payload over the stored-value limit). */
+const oversizedMessages = (messages: ReadonlyArray<FollowUp.Message> | undefined): boolean =>
+  messages !== undefined && messages.some((m) => Buffer.byteLength(m.payload, "utf8") > maxStoredBytes)
+
 /** @internal */
 export const make = Effect.sync(() => {
   const rows = new Map<string, Row>()
@@ -102,6 +108,7 @@ export const make = Effect.sync(() => {
   const audits: Array<IdempotencyStore.ResolutionEntry> = []
   let sequence = 0n
   const nextFence = (): bigint => ++sequence
+  const outbox = OutboxMemory.makeState(nextFence)
 
   /** The record as read at `now`; fails when a stored value is not JSON (written by a caller bug). */
   const snapshot = (row: Row, now: number, operation: StoreOperation) => {
@@ -251,13 +258,15 @@ export const make = Effect.sync(() => {
       readonly result: string
       readonly externalRef?: string | null | undefined
       readonly retentionMs: number
+      readonly followUps?: ReadonlyArray<FollowUp.Message> | undefined
     }
   ) {
     const now = yield* clockOf(options)
     const row = held(lease)
     if (row === undefined) return yield* confirmOrLost(lease, "complete", "succeeded")
     const bytes = Buffer.byteLength(options.result, "utf8")
-    if (bytes > maxStoredBytes) return yield* tooLarge(lease, "complete")
+    if (bytes > maxStoredBytes || oversizedMessages(options.followUps)) return yield* tooLarge(lease, "complete")
+    if (options.followUps !== undefined) OutboxMemory.write(outbox, row, options.followUps, now)
     row.status = "succeeded"
     row.result = options.result
     row.resultBytes = bytes
@@ -362,9 +371,14 @@ export const make = Effect.sync(() => {
     const result = resolution._tag === "Succeeded" ? resolution.result : null
     const error = resolution._tag === "Failed" ? resolution.error : null
     const bytes = result === null ? null : Buffer.byteLength(result, "utf8")
-    if ((bytes !== null && bytes > maxStoredBytes) || oversized(error) || auditRefused(options.audit)) {
+    const followUps = resolution._tag === "Succeeded" ? resolution.followUps : undefined
+    if (
+      (bytes !== null && bytes > maxStoredBytes) || oversized(error) || auditRefused(options.audit) ||
+      oversizedMessages(followUps)
+    ) {
       return yield* tooLarge(ref, "resolve")
     }
+    if (followUps !== undefined) OutboxMemory.write(outbox, row, followUps, now)
     const parkedError = parse(row.error)
     row.status = resolution._tag === "Succeeded" ? "succeeded" : resolution._tag === "Failed" ? "failed" : "released"
     row.result = result
@@ -500,5 +514,6 @@ export const make = Effect.sync(() => {
     list,
     resolutions
   }
+  OutboxMemory.register(service, outbox)
   return service
 })

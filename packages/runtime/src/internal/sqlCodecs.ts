@@ -7,6 +7,7 @@
  * @internal
  */
 import { Schema } from "effect"
+import type * as FollowUp from "../FollowUp.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
 import * as Rules from "./storeRules.js"
 
@@ -195,6 +196,12 @@ export const complete = codec(CompleteRequest, FenceRow, (r) => [
   r.retentionMs,
   r.now
 ])
+const CompleteWithFollowUpsRequest = Schema.Struct({ ...CompleteRequest.fields, messages: Schema.String })
+/** @internal */
+export const completeWithFollowUps = codec(CompleteWithFollowUpsRequest, FenceRow, (r) => [
+  ...complete.params(r),
+  r.messages
+])
 /** @internal */
 export const fail = codec(FailRequest, FenceRow, (r) => [r.scope, r.key, r.fence, r.error, r.retentionMs, r.now])
 /** @internal */
@@ -222,6 +229,96 @@ const resolveParams = (r: typeof ResolveRequest.Encoded): ReadonlyArray<unknown>
 export const resolve = codec(ResolveRequest, FenceRow, resolveParams)
 /** @internal */
 export const resolveAudited = codec(ResolveAuditedRequest, FenceRow, (r) => [...resolveParams(r), r.by, r.reason])
+const ResolveWithFollowUpsRequest = Schema.Struct({ ...ResolveRequest.fields, messages: Schema.String })
+const ResolveAuditedWithFollowUpsRequest = Schema.Struct({ ...ResolveAuditedRequest.fields, messages: Schema.String })
+/** @internal */
+export const resolveWithFollowUps = codec(ResolveWithFollowUpsRequest, FenceRow, (r) => [
+  ...resolveParams(r),
+  r.messages
+])
+/** @internal */
+export const resolveAuditedWithFollowUps = codec(ResolveAuditedWithFollowUpsRequest, FenceRow, (r) => [
+  ...resolveParams(r),
+  r.by,
+  r.reason,
+  r.messages
+])
+
+/** The stored follow-ups as the statements take them: one JSON array of snake_case objects. @internal */
+export const messagesJson = (messages: ReadonlyArray<FollowUp.Message>): string =>
+  JSON.stringify(messages.map((m) => ({
+    ordinal: m.ordinal,
+    delivery_key: m.deliveryKey,
+    kind: m.kind,
+    destination: m.destination,
+    payload: m.payload,
+    delay_ms: m.delayMs,
+    ordering_key: m.orderingKey
+  })))
+
+const MessageRow = Schema.Struct({
+  id: Fence,
+  deliveryKey: Schema.String,
+  scope: Schema.String,
+  key: Schema.String,
+  fence: Fence,
+  ordinal: Schema.Number,
+  kind: Schema.Literals(["webhook", "named"]),
+  destination: Schema.String,
+  payload: Schema.String,
+  orderingKey: Schema.NullOr(Schema.String),
+  status: Schema.Literals(["pending", "delivering", "delivered", "dead"]),
+  attempts: Schema.Number,
+  leaseFence: Schema.NullOr(Fence),
+  leaseOwner: Schema.NullOr(Schema.String),
+  leaseExpiresAt: Schema.NullOr(Timestamp),
+  availableAt: Timestamp,
+  lastError: Schema.NullOr(Schema.String),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  deliveredAt: Schema.NullOr(Timestamp)
+})
+const ListMessagesRequest = Schema.Struct({
+  scope: Schema.NullOr(Schema.String),
+  key: Schema.NullOr(Schema.String),
+  status: Schema.NullOr(Schema.String),
+  limit: Schema.Number
+})
+const ClaimMessagesRequest = Schema.Struct({
+  owner: Schema.String,
+  leaseMs: Schema.Number,
+  limit: Schema.Number,
+  now: Now
+})
+/** @internal */
+export const claimMessages = codec(
+  ClaimMessagesRequest,
+  MessageRow,
+  (r) => [r.owner, r.leaseMs, r.limit, r.now]
+)
+const SettleMessageRequest = Schema.Struct({
+  id: Schema.BigInt,
+  leaseFence: Schema.BigInt,
+  status: Schema.Literals(["delivered", "pending", "dead"]),
+  error: Schema.NullOr(Schema.String),
+  delayMs: Schema.Number,
+  now: Now
+})
+/** @internal */
+export const settleMessage = codec(
+  SettleMessageRequest,
+  Schema.Struct({ latencyMs: Schema.Number }),
+  (r) => [r.id, r.leaseFence, r.status, r.error, r.delayMs, r.now]
+)
+/** @internal */
+export const countMessages = codec(
+  Schema.Struct({}),
+  Schema.Struct({ status: Schema.Literals(["pending", "delivering", "delivered", "dead"]), count: Schema.Number }),
+  () => []
+)
+/** @internal */
+export const listMessages = codec(ListMessagesRequest, MessageRow, (r) => [r.scope, r.key, r.status, r.limit])
+
 /** @internal */
 export const list = codec(ListRequest, RecordRow, (r) => [r.scope, r.keyPrefix, r.status, r.tool, r.limit, r.now])
 /** @internal */

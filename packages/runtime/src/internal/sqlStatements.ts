@@ -22,6 +22,9 @@ export interface Names {
   readonly sequence: string
   readonly migrations: string
   readonly stepJournal: string
+  readonly outbox: string
+  /** The `LISTEN`/`NOTIFY` channel a write of follow-ups notifies (an identifier, unquoted). */
+  readonly channel: string
 }
 
 /** @internal */
@@ -31,7 +34,9 @@ export const names = (schema: string): Names => ({
   resolution: `"${schema}"."idem_resolution"`,
   sequence: `"${schema}"."idem_fence_seq"`,
   migrations: `${schema}.toolgate_migrations`,
-  stepJournal: `"${schema}"."step_journal"`
+  stepJournal: `"${schema}"."step_journal"`,
+  outbox: `"${schema}"."outbox_message"`,
+  channel: `toolgate_outbox_${schema}`.slice(0, 63)
 })
 
 /** The columns of a read record, aliased to `StoredRecord`'s fields; `t.now` is the reading's clock. */
@@ -58,6 +63,36 @@ const reset = `r.status IN ${settled} AND r.expires_at <= EXCLUDED.updated_at`
 
 /** The resumption of this owner's own claim whose response was lost. */
 const resumed = `r.status = 'in_progress' AND r.owner = EXCLUDED.owner`
+
+/** The columns a follow-up is given as, one JSON object each (`jsonb_to_recordset`). */
+const messageColumns =
+  `ordinal integer, delivery_key text, kind text, destination text, payload text, delay_ms float8, ordering_key text`
+
+/**
+ * The tail of a write of follow-ups: CTE `written` inserts the messages `messages` (a JSON array)
+ * once per row of CTE `source` (the fenced write's one returned row, so a write fenced off inserts
+ * nothing), at `now`; the statement returns the fence of CTE `answer`, and notifies the outbox's
+ * channel (at commit) when a message was written.
+ */
+const writeFollowUps = (n: Names, source: string, answer: string, messages: string, now: string) =>
+  `written AS (
+  INSERT INTO ${n.outbox} AS o (delivery_key, scope, idem_key, fence, ordinal, kind, destination, payload, ordering_key,
+    status, attempts, available_at, created_at, updated_at)
+  SELECT m.delivery_key, $1, $2, d.fence, m.ordinal, m.kind, m.destination, m.payload, m.ordering_key,
+    'pending', 0, ${now} + m.delay_ms * interval '1 millisecond', ${now}, ${now}
+  FROM ${source} AS d, jsonb_to_recordset(${messages}::jsonb) AS m(${messageColumns})
+  ON CONFLICT (delivery_key) DO NOTHING
+  RETURNING o.id)
+SELECT d.fence,
+  (SELECT count(pg_notify('${n.channel}', '')) FROM (SELECT 1 FROM written LIMIT 1) AS w)::int AS notified
+FROM ${answer} AS d`
+
+/** The columns of a read outbox message (`OutboxMessage`'s fields); `t.now` the reading's clock. */
+const messageRead = `o.id, o.delivery_key AS "deliveryKey", o.scope, o.idem_key AS "key", o.fence, o.ordinal, o.kind,
+       o.destination, o.payload, o.ordering_key AS "orderingKey", o.status, o.attempts, o.lease_fence AS "leaseFence",
+       o.lease_owner AS "leaseOwner", o.lease_expires_at AS "leaseExpiresAt", o.available_at AS "availableAt",
+       o.last_error AS "lastError", o.created_at AS "createdAt", o.updated_at AS "updatedAt",
+       o.delivered_at AS "deliveredAt"`
 
 /** The statements for one schema, with their parameters in order. @internal */
 export const statements = (n: Names) => ({
@@ -236,7 +271,104 @@ ON CONFLICT (fence) DO UPDATE SET outcome = EXCLUDED.outcome, detail = EXCLUDED.
 
   /** `$1 scope, $2 key` */
   journalOf: `SELECT fence, scope, idem_key AS "key", attempt, outcome, detail, recorded_at AS "at" FROM ${n.attempt}
-WHERE scope = $1 AND idem_key = $2 ORDER BY fence`
+WHERE scope = $1 AND idem_key = $2 ORDER BY fence`,
+
+  /** Complete and write the call's follow-ups, one statement — the parameters of `complete`, then `$9 messages (JSON)` */
+  completeWithFollowUps: `WITH t AS (SELECT coalesce($8::timestamptz, now()) AS now),
+done AS (
+  UPDATE ${n.record} AS r
+  SET status = 'succeeded', result = $4, result_bytes = $5, external_ref = $6, error = NULL,
+      lease_expires_at = NULL, owner = NULL, completed_at = t.now, updated_at = t.now,
+      expires_at = t.now + $7 * interval '1 millisecond'
+  FROM t
+  WHERE r.scope = $1 AND r.idem_key = $2 AND r.fence = $3 AND r.status = 'in_progress'
+  RETURNING r.fence),
+${writeFollowUps(n, "done", "done", "$9", "(SELECT now FROM t)")}`,
+
+  /** Resolve and write follow-ups (written only when `$4` is `succeeded`) — the parameters of `resolve`, then `$11 messages` */
+  resolveWithFollowUps: `WITH t AS (SELECT coalesce($10::timestamptz, now()) AS now),
+done AS (
+  UPDATE ${n.record} AS r
+  SET ${resolution}
+  FROM t
+  WHERE r.scope = $1 AND r.idem_key = $2 AND r.fence = $3 AND r.status = 'unknown'
+    AND $4 IN ('succeeded','failed','released')
+  RETURNING r.fence),
+applied AS (SELECT fence FROM done WHERE $4 = 'succeeded'),
+${writeFollowUps(n, "applied", "done", "$11", "(SELECT now FROM t)")}`,
+
+  /** Resolve, audit and write follow-ups — the parameters of `resolveAudited`, then `$13 messages` */
+  resolveAuditedWithFollowUps: `WITH t AS (SELECT coalesce($10::timestamptz, now()) AS now),
+parked AS (
+  SELECT error FROM ${n.record}
+  WHERE scope = $1 AND idem_key = $2 AND fence = $3 AND status = 'unknown'
+  FOR UPDATE),
+resolved AS (
+  UPDATE ${n.record} AS r
+  SET ${resolution}
+  FROM t, parked
+  WHERE r.scope = $1 AND r.idem_key = $2 AND r.fence = $3 AND r.status = 'unknown'
+    AND $4 IN ('succeeded','failed','released')
+  RETURNING r.fence, r.tool),
+done AS (
+  INSERT INTO ${n.resolution} (scope, idem_key, fence, tool, status, result, error, parked_error, resolved_by, reason,
+    resolved_at)
+  SELECT $1, $2, resolved.fence, resolved.tool, $4, $5, $7, parked.error, $11, $12, t.now
+  FROM resolved, parked, t
+  RETURNING fence),
+applied AS (SELECT fence FROM done WHERE $4 = 'succeeded'),
+${writeFollowUps(n, "applied", "done", "$13", "(SELECT now FROM t)")}`,
+
+  /**
+   * Lease due messages — `$1 owner, $2 lease_ms, $3 limit, $4 now`. Due: `pending` and available,
+   * or `delivering` with its lease expired (a dispatcher died mid-delivery); and, with an ordering
+   * key, no earlier message of that key is still `pending` or `delivering`. Rows another dispatcher
+   * is leasing now are skipped (`SKIP LOCKED`); the update re-checks the state it leases from.
+   */
+  claimMessages: `WITH t AS (SELECT coalesce($4::timestamptz, now()) AS now),
+due AS (
+  SELECT o.id FROM ${n.outbox} AS o, t
+  WHERE ((o.status = 'pending' AND o.available_at <= t.now)
+         OR (o.status = 'delivering' AND o.lease_expires_at <= t.now))
+    AND (o.ordering_key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM ${n.outbox} AS e
+      WHERE e.ordering_key = o.ordering_key AND e.id < o.id AND e.status IN ('pending','delivering')))
+  ORDER BY o.id
+  LIMIT $3
+  FOR UPDATE OF o SKIP LOCKED)
+UPDATE ${n.outbox} AS o
+SET status = 'delivering', attempts = o.attempts + 1, lease_fence = nextval('${n.sequence}'), lease_owner = $1,
+    lease_expires_at = t.now + $2 * interval '1 millisecond', updated_at = t.now
+FROM due, t
+WHERE o.id = due.id
+  AND ((o.status = 'pending' AND o.available_at <= t.now)
+       OR (o.status = 'delivering' AND o.lease_expires_at <= t.now))
+RETURNING ${messageRead}`,
+
+  /**
+   * Settle a leased message, fenced by its lease — `$1 id, $2 lease_fence, $3 status (delivered, pending, dead),
+   * $4 last error, $5 retry delay ms, $6 now`. Returns the ms from its writing to now (delivery latency).
+   */
+  settleMessage: `UPDATE ${n.outbox} AS o
+SET status = $3, last_error = CASE WHEN $3 = 'delivered' THEN o.last_error ELSE $4 END,
+    available_at = CASE WHEN $3 = 'pending' THEN t.now + $5::float8 * interval '1 millisecond' ELSE o.available_at END,
+    delivered_at = CASE WHEN $3 = 'delivered' THEN t.now END,
+    lease_owner = NULL, lease_expires_at = NULL, updated_at = t.now
+FROM (SELECT coalesce($6::timestamptz, now()) AS now) AS t
+WHERE o.id = $1 AND o.lease_fence = $2 AND o.status = 'delivering' AND $3 IN ('delivered','pending','dead')
+RETURNING greatest(extract(epoch FROM (t.now - o.created_at)) * 1000, 0)::float8 AS "latencyMs"`,
+
+  /** Messages by state: `status, count` */
+  countMessages: `SELECT status, count(*)::int AS count FROM ${n.outbox} GROUP BY status`,
+
+  /** The messages of the outbox, oldest first — `$1 scope, $2 key, $3 statuses (comma-separated), $4 limit` */
+  listMessages: `SELECT ${messageRead}
+FROM ${n.outbox} AS o
+WHERE ($1::text IS NULL OR o.scope = $1)
+  AND ($2::text IS NULL OR o.idem_key = $2)
+  AND ($3::text IS NULL OR o.status = ANY (string_to_array($3, ',')))
+ORDER BY o.id
+LIMIT $4`
 })
 
 /** Migration 1: the tables (results, errors and details as `jsonb`; migration 2 makes them `text`). */
@@ -366,6 +498,47 @@ const stepJournal = (schema: string): ReadonlyArray<string> => {
   ]
 }
 
+/**
+ * Migration 5: the transactional outbox (`outbox_message`): the follow-ups of completed calls,
+ * one row per message, written in the statement that completes (or resolves as applied) the call
+ * and keyed by its delivery key (`<downstream key>:<ordinal>`); the dispatcher's lease (its own
+ * fence, from the store's sequence), attempts, next attempt time and last error; the payload the
+ * JSON text as written, bounded like results.
+ */
+const outbox = (schema: string): ReadonlyArray<string> => {
+  const n = names(schema)
+  return [
+    `CREATE TABLE ${n.outbox} (
+  id               bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  delivery_key     text        NOT NULL UNIQUE,
+  scope            text        NOT NULL,
+  idem_key         text        NOT NULL,
+  fence            bigint      NOT NULL,
+  ordinal          integer     NOT NULL CHECK (ordinal >= 0),
+  kind             text        NOT NULL CHECK (kind IN ('webhook','named')),
+  destination      text        NOT NULL,
+  payload          text        NOT NULL CHECK (octet_length(payload) <= ${Rules.maxStoredBytes}),
+  ordering_key     text,
+  status           text        NOT NULL CHECK (status IN ('pending','delivering','delivered','dead')),
+  attempts         integer     NOT NULL CHECK (attempts >= 0),
+  lease_fence      bigint,
+  lease_owner      text,
+  lease_expires_at timestamptz,
+  available_at     timestamptz NOT NULL,
+  last_error       text        CHECK (last_error IS NULL OR octet_length(last_error) <= ${Rules.maxStoredBytes}),
+  created_at       timestamptz NOT NULL,
+  updated_at       timestamptz NOT NULL,
+  delivered_at     timestamptz,
+  CHECK ((status = 'delivering') = (lease_expires_at IS NOT NULL)),
+  CHECK ((status = 'delivered') = (delivered_at IS NOT NULL))
+)`,
+    `CREATE INDEX outbox_message_due_idx ON ${n.outbox} (available_at) WHERE status = 'pending'`,
+    `CREATE INDEX outbox_message_lease_idx ON ${n.outbox} (lease_expires_at) WHERE status = 'delivering'`,
+    `CREATE INDEX outbox_message_order_idx ON ${n.outbox} (ordering_key, id) WHERE status IN ('pending','delivering')`,
+    `CREATE INDEX outbox_message_record_idx ON ${n.outbox} (scope, idem_key)`
+  ]
+}
+
 /** Dies on a schema name that is not a plain identifier (it is interpolated into SQL). @internal */
 export const checkSchema = (schema: string): Effect.Effect<void> =>
   identifier.test(schema) ? Effect.void : Effect.die(new Error(`invalid schema name ${JSON.stringify(schema)}`))
@@ -392,6 +565,11 @@ export const migrations = (schema: string): Migrator.Loader =>
       yield* checkSchema(schema)
       const sql = yield* SqlClient.SqlClient
       for (const statement of stepJournal(schema)) yield* sql.unsafe(statement)
+    }),
+    "5_outbox": Effect.gen(function*() {
+      yield* checkSchema(schema)
+      const sql = yield* SqlClient.SqlClient
+      for (const statement of outbox(schema)) yield* sql.unsafe(statement)
     })
   })
 

@@ -18,6 +18,7 @@ import { Effect, Option, Predicate, Schema } from "effect"
 import { Migrator, SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import { type FencedOperation, LeaseLost, type StoreOperation, StoreUnavailable } from "../ExecutionError.js"
 import * as ExecutionMetrics from "../ExecutionMetrics.js"
+import type * as FollowUp from "../FollowUp.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
 import * as Codecs from "./sqlCodecs.js"
 import { checkSchema, migrations, names, statements } from "./sqlStatements.js"
@@ -110,6 +111,13 @@ export const make = (schema: string) =>
     const parkExpiredQuery = query("parkExpired", s.parkExpired, Codecs.parkExpired)
     const resolveQuery = query("resolve", s.resolve, Codecs.resolve)
     const resolveAuditedQuery = query("resolve", s.resolveAudited, Codecs.resolveAudited)
+    const completeWithFollowUpsQuery = query("complete", s.completeWithFollowUps, Codecs.completeWithFollowUps)
+    const resolveWithFollowUpsQuery = query("resolve", s.resolveWithFollowUps, Codecs.resolveWithFollowUps)
+    const resolveAuditedWithFollowUpsQuery = query(
+      "resolve",
+      s.resolveAuditedWithFollowUps,
+      Codecs.resolveAuditedWithFollowUps
+    )
     const listQuery = query("list", s.list, Codecs.list)
     const resolutionsQuery = query("resolutions", s.resolutions, Codecs.resolutions)
     const reapQuery = query("reap", s.reap, Codecs.reap)
@@ -197,9 +205,10 @@ export const make = (schema: string) =>
         readonly result: string
         readonly externalRef?: string | null | undefined
         readonly retentionMs: number
+        readonly followUps?: ReadonlyArray<FollowUp.Message> | undefined
       }
     ) {
-      const rows = yield* completeQuery({
+      const request = {
         scope: lease.scope,
         key: lease.key,
         fence: lease.fence,
@@ -207,7 +216,11 @@ export const make = (schema: string) =>
         externalRef: options.externalRef ?? null,
         retentionMs: options.retentionMs,
         now: options.now ?? null
-      }, lease.key)
+      }
+      const followUps = options.followUps
+      const rows = followUps === undefined || followUps.length === 0
+        ? yield* completeQuery(request, lease.key)
+        : yield* completeWithFollowUpsQuery({ ...request, messages: Codecs.messagesJson(followUps) }, lease.key)
       yield* fenced(lease, "complete", "succeeded")(rows)
     })
 
@@ -306,9 +319,16 @@ export const make = (schema: string) =>
         retentionMs: options.retentionMs,
         now: options.now ?? null
       } as const
-      const rows = options.audit === undefined
-        ? yield* resolveQuery(request, ref.key)
-        : yield* resolveAuditedQuery({ ...request, by: options.audit.by, reason: options.audit.reason }, ref.key)
+      const followUps = resolution._tag === "Succeeded" ? resolution.followUps ?? [] : []
+      const messages = followUps.length === 0 ? undefined : Codecs.messagesJson(followUps)
+      const audit = options.audit
+      const rows = audit === undefined
+        ? messages === undefined
+          ? yield* resolveQuery(request, ref.key)
+          : yield* resolveWithFollowUpsQuery({ ...request, messages }, ref.key)
+        : messages === undefined
+        ? yield* resolveAuditedQuery({ ...request, by: audit.by, reason: audit.reason }, ref.key)
+        : yield* resolveAuditedWithFollowUpsQuery({ ...request, by: audit.by, reason: audit.reason, messages }, ref.key)
       yield* fenced(ref, "resolve", undefined)(rows)
     })
 

@@ -18,6 +18,7 @@ import {
   ToolExecutionFailed
 } from "../../ExecutionError.js"
 import * as ExecutionMetrics from "../../ExecutionMetrics.js"
+import * as FollowUp from "../../FollowUp.js"
 import type * as IdempotencyStore from "../../IdempotencyStore.js"
 import * as StoredError from "../../StoredError.js"
 import type * as ToolExecutor from "../../ToolExecutor.js"
@@ -110,6 +111,27 @@ export const tap = (
   return outcome === undefined ? Effect.void : ExecutionMetrics.count(outcome)
 }
 
+/**
+ * The stored form of the follow-ups the handler declares for a verified result (`undefined`: it
+ * declares none); a declaration that throws is refused like one the store cannot take.
+ */
+const declaredFollowUps = (
+  run: Run,
+  context: LiveContext,
+  value: unknown
+): ReadonlyArray<FollowUp.Message> | FollowUp.InvalidFollowUp | undefined => {
+  const declare = run.entry.handler.followUps
+  if (declare === undefined) return undefined
+  let declared: ReadonlyArray<FollowUp.FollowUp>
+  try {
+    declared = declare(run.call.params as never, value as never, context)
+  } catch (error) {
+    const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
+    return new FollowUp.InvalidFollowUp({ ordinal: null, reason: `the declaration threw (${excerpt(detail)})` })
+  }
+  return FollowUp.encodeAll(context.downstreamKey, declared)
+}
+
 /** The settling steps of an executor over `env`. @internal */
 export const make = (env: Env) => {
   const { config, store } = env
@@ -155,12 +177,15 @@ export const make = (env: Env) => {
     lease: IdempotencyStore.Lease,
     lost: LeaseLost,
     result: string,
-    externalRef: string | null
+    externalRef: string | null,
+    followUps: ReadonlyArray<FollowUp.Message> | undefined
   ) {
     const current = yield* retryStore(store.read(lease))
     if (Option.isSome(current) && current.value.status === "unknown") {
       const resolved = yield* Effect.exit(
-        retryStore(store.resolve(current.value, { _tag: "Succeeded", result, externalRef }, { retentionMs }))
+        retryStore(
+          store.resolve(current.value, { _tag: "Succeeded", result, externalRef, followUps }, { retentionMs })
+        )
       )
       if (Exit.isSuccess(resolved)) return
     }
@@ -218,11 +243,25 @@ export const make = (env: Env) => {
     } catch {
       externalRef = null
     }
+    const followUps = declaredFollowUps(run, context, value)
+    if (followUps instanceof FollowUp.InvalidFollowUp) {
+      const detail = excerpt(`the follow-ups cannot be written: ${followUps.message}`)
+      yield* recordFailure(lease, { _tag: "ResultInvalid", detail })
+      return yield* new ToolExecutionFailed({
+        keyHash: key,
+        toolName: entry.name,
+        classification: "applied",
+        retryable: false,
+        replayed: false,
+        failure: null,
+        detail
+      })
+    }
     const result = text
     yield* Effect.catchTag(
-      retryStore(store.complete(lease, { result, externalRef, retentionMs })),
+      retryStore(store.complete(lease, { result, externalRef, retentionMs, followUps })),
       "LeaseLost",
-      (lost) => completedAfterLoss(lease, lost, result, externalRef)
+      (lost) => completedAfterLoss(lease, lost, result, externalRef, followUps)
     )
     return {
       _tag: "Executed",

@@ -1,0 +1,132 @@
+/**
+ * A fake follow-up receiver (a Slack webhook, an ads conversion import) on 127.0.0.1: it takes
+ * `POST`s with an `Idempotency-Key` header, counts the requests and the applications of each key,
+ * and can answer with a fault chosen per request (a status such as 503, a stall, or "applied, then
+ * 500": the effect happened and its answer says it did not).
+ *
+ * With `dedupe` (the default) a key already applied is answered 200 and not applied again, as a
+ * receiver that honours idempotency keys does; without it, every accepted request applies, so the
+ * duplicates a sender causes are counted (`duplicates`).
+ *
+ * @since 0.1.0
+ */
+import { Effect, type Scope } from "effect"
+import * as LoopbackServer from "./LoopbackServer.js"
+
+/**
+ * What the receiver does with one request: answer `Ok` (apply, 200); answer `status` without
+ * applying; `Stall` for `ms` then answer 200 without applying (a request the sender times out
+ * on: `ms` longer than its timeout); `AppliedThenFail` (apply, then answer `status`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Fault =
+  | { readonly _tag: "Ok" }
+  | { readonly _tag: "Status"; readonly status: number }
+  | { readonly _tag: "Stall"; readonly ms: number }
+  | { readonly _tag: "AppliedThenFail"; readonly status: number }
+
+/**
+ * A request as the fault plan sees it: its key (`null`: no header), its path, and which request of
+ * this key it is (1 for the first).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Request {
+  readonly key: string | null
+  readonly path: string
+  readonly nth: number
+  readonly body: string
+}
+
+/**
+ * Options: `dedupe` (default `true`), `fault` (default: every request `Ok`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  readonly dedupe?: boolean | undefined
+  readonly fault?: ((request: Request) => Fault) | undefined
+}
+
+/**
+ * A running receiver.
+ *
+ * - `requests()`: requests received; `requestsOf(key)`: of one key.
+ * - `applied()`: applications by key (with `dedupe`, at most 1 each); `bodies()`: the body of each
+ *   key's first application.
+ * - `duplicates()`: applications beyond the first of their key (0 with `dedupe`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FakeReceiver extends LoopbackServer.LoopbackServer {
+  readonly requests: () => number
+  readonly requestsOf: (key: string) => number
+  readonly applied: () => ReadonlyMap<string, number>
+  readonly bodies: () => ReadonlyMap<string, string>
+  readonly duplicates: () => number
+}
+
+/**
+ * Starts a receiver; it stops when the scope closes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: Options = {}): Effect.Effect<FakeReceiver, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const dedupe = options.dedupe ?? true
+    const seen = new Map<string, number>()
+    const applied = new Map<string, number>()
+    const bodies = new Map<string, string>()
+    let requests = 0
+    let duplicates = 0
+    const apply = (key: string | null, body: string): void => {
+      const id = key ?? `(no key #${requests})`
+      if (dedupe && applied.has(id)) return
+      const before = applied.get(id) ?? 0
+      if (before > 0) duplicates++
+      else bodies.set(id, body)
+      applied.set(id, before + 1)
+    }
+    const server = yield* LoopbackServer.make((timers) => (req, res) => {
+      LoopbackServer.readBody(req, (body) => {
+        requests++
+        const header = req.headers["idempotency-key"]
+        const key = typeof header === "string" ? header : null
+        const nth = (seen.get(key ?? "") ?? 0) + 1
+        if (key !== null) seen.set(key, nth)
+        const fault = options.fault?.({ key, path: req.url ?? "/", nth, body }) ?? { _tag: "Ok" }
+        const answer = (status: number) => {
+          res.writeHead(status, { "content-type": "application/json" })
+          res.end(status < 300 ? `{"ok":true}` : `{"ok":false}`)
+        }
+        switch (fault._tag) {
+          case "Ok":
+            apply(key, body)
+            return answer(200)
+          case "Status":
+            return answer(fault.status)
+          case "Stall":
+            return timers.later(fault.ms, () => {
+              if (!res.destroyed) answer(200)
+            })
+          case "AppliedThenFail":
+            apply(key, body)
+            return answer(fault.status)
+        }
+      })
+    })
+    return {
+      ...server,
+      requests: () => requests,
+      requestsOf: (key) => seen.get(key) ?? 0,
+      applied: () => new Map(applied),
+      bodies: () => new Map(bodies),
+      duplicates: () => duplicates
+    }
+  })
