@@ -39,6 +39,7 @@ const loaded = async (...args: Array<string>) => {
 const heavy: ReadonlyArray<readonly [string, RegExp]> = [
   ["@toolgate/runtime", /\/packages\/runtime\/dist\//],
   ["@toolgate/demo", /\/packages\/demo\/dist\//],
+  ["@toolgate/cluster", /\/packages\/cluster\/dist\//],
   ["@toolgate/testing", /\/packages\/testing\/dist\//],
   ["@effect/sql-pg", /\/node_modules\/@effect\/sql-pg\//],
   ["PGlite", /\/node_modules\/@electric-sql\//],
