@@ -95,7 +95,7 @@ describe("toolgate run: several processes on one --data-dir", () => {
   )
 
   it.live(
-    "SIGTERM ends each of two processes within a second while one waits on a stalled webhook and the other on it",
+    "SIGTERM ends each of two processes promptly while one waits on a stalled webhook and the other on it",
     () =>
       Effect.gen(function*() {
         const provider = yield* FakeProvider.make({ plan })
@@ -137,7 +137,8 @@ describe("toolgate run: several processes on one --data-dir", () => {
         const ended = yield* Effect.promise(() => Promise.all(exits))
         for (const e of ended) {
           expect(e.signal).toBeNull()
-          expect(e.at - sent).toBeLessThan(1_000)
+          // promptly, not hung (the webhook stalls forever): a generous bound, not a speed claim
+          expect(e.at - sent).toBeLessThan(10_000)
         }
         // closed cleanly: no owner left behind
         expect(existsSync(join(dataDir, "toolgate-owner.json"))).toBe(false)

@@ -126,7 +126,7 @@ describe("toolgate run", () => {
         // the second run asked the model nothing: every step came from the journal
         expect((yield* provider.stats).requests).toBe(3)
       }).pipe(Effect.scoped),
-    60_000
+    180_000
   )
 
   it.live("speaks the Anthropic Messages API with --provider anthropic", () =>

@@ -34,58 +34,62 @@ const failure = <A, E>(stream: Stream.Stream<A, E>) => Effect.flip(Stream.runDra
 const only = (fake: FakeProvider.Server) => Effect.map(fake.stats, (s) => s.log[s.log.length - 1]!)
 
 describe("HttpTransport over HTTP", () => {
-  it.live("every fixture, replayed over HTTP at random chunkings, assembles as it does from the file", () =>
-    Effect.gen(function*() {
-      const fixtures = Fixture.loadAll()
-      const byName = new Map(fixtures.map((f) => [f.name, f]))
-      const fake = yield* FakeProvider.make({
-        plan: (req) => {
-          const body = req.body as { fixture: string; chunk: [number, number] }
-          return { source: FakeProvider.bytes(byName.get(body.fixture)!.bytes), chunkBytes: body.chunk }
+  it.live(
+    "every fixture, replayed over HTTP at random chunkings, assembles as it does from the file",
+    () =>
+      Effect.gen(function*() {
+        const fixtures = Fixture.loadAll()
+        const byName = new Map(fixtures.map((f) => [f.name, f]))
+        const fake = yield* FakeProvider.make({
+          plan: (req) => {
+            const body = req.body as { fixture: string; chunk: [number, number] }
+            return { source: FakeProvider.bytes(byName.get(body.fixture)!.bytes), chunkBytes: body.chunk }
+          }
+        })
+        const draw = Random.make(20251129).int
+        const runs = fixtures.flatMap((fixture) => {
+          const small = fixture.bytes.length > 16_384 ? draw(16, 256) : draw(1, 24)
+          return [
+            { fixture, chunk: [1, small] as [number, number] },
+            { fixture, chunk: [draw(64, 512), draw(513, 4096)] as [number, number] }
+          ]
+        })
+        // The transport's layer (and with it the client's connection pool) lives for the runs only.
+        yield* Effect.gen(function*() {
+          const transport = yield* HttpTransport.HttpTransport
+          yield* Effect.forEach(runs, ({ chunk, fixture }) =>
+            Effect.gen(function*() {
+              const fromFile = yield* Fixture.run(fixture.provider, [fixture.bytes])
+              // The fake ends every response, so reading on behind the end event costs nothing here;
+              // with the default `afterEndMs`, bytes a loaded machine delivers later than that
+              // behind the end event would not be read (test/end-of-stream.test.ts).
+              const overHttp = yield* Fixture.runEvents(
+                transport.stream(
+                  request(fake.url, { provider: fixture.provider, body: { fixture: fixture.name, chunk } }),
+                  { afterEndMs: 30_000 }
+                ).pipe(Stream.orDie)
+              )
+              expect({ name: fixture.name, chunk, ...Fixture.outcome(overHttp) })
+                .toEqual({ name: fixture.name, chunk, ...Fixture.outcome(fromFile) })
+              expect(Fixture.outcome(overHttp)).toEqual(fixture.expected)
+            }), { concurrency: 8, discard: true })
+        }).pipe(Effect.provide(HttpTransport.layerNode))
+        const stats = yield* fake.stats
+        expect(stats.requests).toBe(runs.length)
+        // The assembler stops reading at the first stream-level failure, so the client closes those
+        // responses early: every request either completed or, for a failing fixture, was closed.
+        for (const record of stats.log) {
+          if (record.outcome === "completed") continue
+          expect(record.outcome).toBe("client-closed")
+          expect(byName.get(JSON.parse(record.key).fixture)!.expected.outcome).toBe("error")
         }
-      })
-      const draw = Random.make(20251129).int
-      const runs = fixtures.flatMap((fixture) => {
-        const small = fixture.bytes.length > 16_384 ? draw(16, 256) : draw(1, 24)
-        return [
-          { fixture, chunk: [1, small] as [number, number] },
-          { fixture, chunk: [draw(64, 512), draw(513, 4096)] as [number, number] }
-        ]
-      })
-      // The transport's layer (and with it the client's connection pool) lives for the runs only.
-      yield* Effect.gen(function*() {
-        const transport = yield* HttpTransport.HttpTransport
-        yield* Effect.forEach(runs, ({ chunk, fixture }) =>
-          Effect.gen(function*() {
-            const fromFile = yield* Fixture.run(fixture.provider, [fixture.bytes])
-            // The fake ends every response, so reading on behind the end event costs nothing here;
-            // with the default `afterEndMs`, bytes a loaded machine delivers later than that
-            // behind the end event would not be read (test/end-of-stream.test.ts).
-            const overHttp = yield* Fixture.runEvents(
-              transport.stream(
-                request(fake.url, { provider: fixture.provider, body: { fixture: fixture.name, chunk } }),
-                { afterEndMs: 30_000 }
-              ).pipe(Stream.orDie)
-            )
-            expect({ name: fixture.name, chunk, ...Fixture.outcome(overHttp) })
-              .toEqual({ name: fixture.name, chunk, ...Fixture.outcome(fromFile) })
-            expect(Fixture.outcome(overHttp)).toEqual(fixture.expected)
-          }), { concurrency: 8, discard: true })
-      }).pipe(Effect.provide(HttpTransport.layerNode))
-      const stats = yield* fake.stats
-      expect(stats.requests).toBe(runs.length)
-      // The assembler stops reading at the first stream-level failure, so the client closes those
-      // responses early: every request either completed or, for a failing fixture, was closed.
-      for (const record of stats.log) {
-        if (record.outcome === "completed") continue
-        expect(record.outcome).toBe("client-closed")
-        expect(byName.get(JSON.parse(record.key).fixture)!.expected.outcome).toBe("error")
-      }
-      expect(stats.outcomes.completed).toBeGreaterThan(runs.length / 2)
-      // How many connections the pool keeps open in between depends on timing (a response closed
-      // early may be drained and reused, or replaced); once the pool is released, none is left.
-      expect(yield* fake.awaitOpenSockets(0)).toBe(0)
-    }))
+        expect(stats.outcomes.completed).toBeGreaterThan(runs.length / 2)
+        // How many connections the pool keeps open in between depends on timing (a response closed
+        // early may be drained and reused, or replaced); once the pool is released, none is left.
+        expect(yield* fake.awaitOpenSockets(0)).toBe(0)
+      }),
+    120_000
+  )
 
   it.live("a generated stream assembles to its scenario, with fresh ids on every response", () =>
     Effect.gen(function*() {
