@@ -98,18 +98,8 @@ const servers = Effect.gen(function*() {
     }
   })
   const crm = yield* FakeCrm.make()
-  const tool = (name: string, properties: ReadonlyArray<string>) => ({
-    type: "function",
-    function: {
-      name,
-      parameters: {
-        type: "object",
-        properties: Object.fromEntries(properties.map((p) => [p, { type: "string" }])),
-        required: properties
-      }
-    },
-    webhook: `${crm.url}/tools/${name}`
-  })
+  const tool = (name: string, properties: ReadonlyArray<string>) =>
+    FakeCrm.toolDefinition(crm.url, name, Object.fromEntries(properties.map((p) => [p, "string" as const])))
   const tools = join(mkdtempSync(join(os.tmpdir(), "toolgate-bench-")), "tools.json")
   writeFileSync(tools, JSON.stringify([tool("lookup_contact", ["lead"]), tool("create_task", ["lead", "title"])]))
   return { provider, crm, tools }

@@ -71,7 +71,9 @@ export interface Options {
  * @since 0.1.0
  * @category requests
  */
-export const modelStream = (options: Options): HttpModelStream.Options => ({
+export const modelStream = (
+  options: Pick<Options, "provider" | "baseUrl" | "apiKey" | "model" | "finishProfile" | "budgets">
+): HttpModelStream.Options => ({
   provider: options.provider,
   baseUrl: options.baseUrl,
   apiKey: options.apiKey,

@@ -19,6 +19,7 @@ import { Effect, Layer, Redacted } from "effect"
 import type { Tool } from "effect/ai"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import type * as HttpClient from "effect/http/HttpClient"
+import * as Run from "./Run.js"
 
 /**
  * Options of a worker.
@@ -87,17 +88,7 @@ export const agent = (options: Omit<Options, "host" | "port" | "cluster" | "log"
         .pipe(Layer.provide(FetchHttpClient.layer))
     ),
     Layer.provide(
-      HttpModelStream.layer({
-        provider: options.provider,
-        baseUrl: options.baseUrl,
-        apiKey: options.apiKey,
-        model: options.model,
-        finishProfile: options.finishProfile,
-        budgets: {
-          ...(options.budgets?.firstByteMs === undefined ? {} : { firstByteMs: options.budgets.firstByteMs }),
-          ...(options.budgets?.idleMs === undefined ? {} : { idleMs: options.budgets.idleMs })
-        }
-      }).pipe(Layer.provide(HttpTransport.layerNode))
+      HttpModelStream.layer(Run.modelStream(options)).pipe(Layer.provide(HttpTransport.layerNode))
     ),
     Layer.provide(stores)
   )

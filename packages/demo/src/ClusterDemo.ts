@@ -117,18 +117,9 @@ const freePort = () =>
     })
   })
 
-const tool = (crm: string, name: string, properties: ReadonlyArray<string>) => ({
-  type: "function",
-  function: {
-    name,
-    parameters: {
-      type: "object",
-      properties: Object.fromEntries(properties.map((p) => [p, { type: "string" }])),
-      required: properties
-    }
-  },
-  webhook: `${crm}/tools/${name}`
-})
+/** A tool the fake CRM performs, every argument a required string. */
+const tool = (crm: string, name: string, properties: ReadonlyArray<string>) =>
+  FakeCrm.toolDefinition(crm, name, Object.fromEntries(properties.map((p) => [p, "string" as const])))
 
 const prefix = "toolgate_demo"
 const shards = 30

@@ -153,6 +153,34 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
 const errorBody = (code: string, message: string) => ({ error: { code, message } })
 
 /**
+ * A tools-file entry (`toolgate run --tools`, `toolgate worker --tools`) for a tool this CRM
+ * performs: an OpenAI Chat function whose arguments are `properties` (name → JSON type, all
+ * required), with `"webhook": "<crmUrl>/tools/<name>"`; `extra` adds members beside `"function"`
+ * (an `"idempotency"` policy).
+ *
+ * @since 0.1.0
+ * @category tools files
+ */
+export const toolDefinition = (
+  crmUrl: string,
+  name: string,
+  properties: Readonly<Record<string, "string" | "number">>,
+  extra: Readonly<Record<string, unknown>> = {}
+) => ({
+  type: "function",
+  function: {
+    name,
+    parameters: {
+      type: "object",
+      properties: Object.fromEntries(Object.entries(properties).map(([k, type]) => [k, { type }])),
+      required: Object.keys(properties)
+    }
+  },
+  webhook: `${crmUrl}/tools/${name}`,
+  ...extra
+})
+
+/**
  * Starts a fake CRM on 127.0.0.1 (a free port); it stops, destroying every open socket, when
  * the scope closes.
  *
