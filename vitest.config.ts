@@ -8,7 +8,7 @@ const srcDir = (pkg: string) => fileURLToPath(new URL(`./packages/${pkg}/src/`, 
 // (Tests that spawn the CLI use the built dist: `npm test` runs `tsc -b` first.)
 export default defineConfig({
   resolve: {
-    alias: ["core", "adapters", "runtime", "testing", "demo", "cli"].flatMap((pkg) => [
+    alias: ["core", "adapters", "runtime", "cluster", "testing", "demo", "cli"].flatMap((pkg) => [
       { find: new RegExp(`^@toolgate/${pkg}$`), replacement: src(pkg) },
       { find: new RegExp(`^@toolgate/${pkg}/(.*)$`), replacement: `${srcDir(pkg)}$1.ts` }
     ])

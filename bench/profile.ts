@@ -57,7 +57,7 @@ const area = (frame: ProfileNode["callFrame"]): string => {
   if (/eventsource-parser\//.test(url)) return "eventsource-parser"
   if (/effect\/dist\/(Schema|SchemaAST|SchemaParser)\.js/.test(url)) return "effect Schema (the result's classes)"
   if (/effect\/dist\//.test(url)) return "effect runtime and Stream"
-  if (/adapters\/dist\/(Decoder|internal\/sseReader|internal\/eventStreamProbe)/.test(url)) {
+  if (/adapters\/dist\/(Decoder|internal\/sseReader|internal\/eventStreamProbe)|core\/dist\/EventReader/.test(url)) {
     return "Decoder.decodeSse (reads, size guard, probe)"
   }
   if (/adapters\/dist\//.test(url)) return "provider decoder (with JSON.parse)"

@@ -2,7 +2,8 @@
  * The import picture, checked from the sources and the package manifests:
  *
  * ```
- * cli → {demo, runtime, adapters} → core        testing: only under demo, tests and bench
+ * cli → {demo, cluster, runtime, adapters} → core        cluster → runtime
+ * testing: only under demo, tests and bench
  * ```
  *
  * - a package's sources import only the `@toolgate` packages the picture allows it, and declare
@@ -37,9 +38,10 @@ const allowed: Readonly<Record<string, ReadonlyArray<string>>> = {
   core: [],
   adapters: ["core"],
   runtime: ["core"],
+  cluster: ["core", "runtime"],
   testing: ["core", "adapters", "runtime"],
-  demo: ["core", "adapters", "runtime", "testing"],
-  cli: ["core", "adapters", "runtime", "demo"]
+  demo: ["core", "adapters", "runtime", "cluster", "testing"],
+  cli: ["core", "adapters", "runtime", "cluster", "demo"]
 }
 
 /** Packages whose sources may import `@toolgate/testing` (besides tests and bench). */

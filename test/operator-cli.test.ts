@@ -52,7 +52,10 @@ const fixture = async (assign: FakeCrm.Fault = { _tag: "ApplyThenDrop" }): Promi
   const scope = Effect.runSync(Scope.make())
   const made = await Effect.runPromise(
     Effect.gen(function*() {
-      const provider = yield* FakeProvider.make({ plan: { source: FakeProvider.openAiChat(scenario) } })
+      // The model calls both tools, then answers once it has read their results (the agent's step 2).
+      const provider = yield* FakeProvider.make({
+        plan: FakeProvider.steps([scenario, { text: "The lead is routed." }])
+      })
       const crm = yield* FakeCrm.make({
         plan: (request) =>
           request.action === "create_task"

@@ -33,10 +33,12 @@ beforeAll(async () => {
     Effect.gen(function*() {
       return {
         provider: yield* FakeProvider.make({
-          plan: () => ({
-            source: FakeProvider.openAiChat(next),
-            ...(stall === "first-byte" ? { headersDelayMs: Number.POSITIVE_INFINITY } : {}),
-            ...(stall === "idle" ? { fault: { _tag: "Stall", afterBytes: 40 } as const } : {})
+          // Step 1 calls the tools of `next`; step 2 (the model has read their results) answers.
+          plan: FakeProvider.steps(() => [next, { text: "Done." }], {
+            answer: () => ({
+              ...(stall === "first-byte" ? { headersDelayMs: Number.POSITIVE_INFINITY } : {}),
+              ...(stall === "idle" ? { fault: { _tag: "Stall", afterBytes: 40 } as const } : {})
+            })
           })
         }),
         crm: yield* FakeCrm.make()
@@ -47,7 +49,7 @@ beforeAll(async () => {
   crm = made.crm
   tools = Tools.write([
     Tools.webhookTool(crm.url, "create_task", { lead: "string", title: "string", amount: "number" }, {
-      idempotency: { keyFields: ["lead"], freeText: ["title"] }
+      idempotency: { keyFields: ["lead"], freeText: ["title"], window: { size: "day", timeZone: "Europe/Berlin" } }
     }),
     Tools.webhookTool(crm.url, "assign_owner", { lead: "string", email: "string", owner_id: "string" }, {
       idempotency: { keyFields: ["email"], window: { size: "hour", timeZone: "Europe/Berlin" } }
@@ -87,26 +89,37 @@ const assignOwner = (lead: string, email: string): FakeProvider.Scenario => ({
 
 describe("toolgate run: key policies from the tools file", () => {
   it(
-    "a rerun whose model rephrased the title replays and says how the arguments differed; a different amount is refused",
+    "a rerun of the turn replays its journaled step; a redelivery whose model rephrased the title replays and says how the arguments differed; a different amount is refused",
     async () => {
       const at = "2031-06-15T10:00:00+02:00"
       next = createTask("Call back about pilot pricing", 1200)
-      const first = await run("lead-0042-inbound", at)
+      const first = await run("lead-0042-form-1", at)
       expect(first.code).toBe(0)
       expect(first.stdout).toMatch(/create_task\(.*\) → executed: \{"id":"mut_/)
 
-      next = createTask("Call back re: the pilot's pricing", 1200)
-      const rerun = await run("lead-0042-inbound", at)
+      // The same turn again: the journal answers both steps; the model is not asked.
+      const requests = (await Effect.runPromise(provider.stats)).requests
+      const rerun = await run("lead-0042-form-1", at)
       expect(rerun.code).toBe(0)
+      expect(rerun.stderr).toContain("[step 1: replayed from the journal]")
       expect(rerun.stdout).toMatch(/create_task\(.*\) → replayed: \{"id":"mut_/)
-      expect(rerun.stdout).toContain(
+      expect((await Effect.runPromise(provider.stats)).requests).toBe(requests)
+
+      // The form redelivered as another turn the same day: the model rephrases the title.
+      next = createTask("Call back re: the pilot's pricing", 1200)
+      const redelivered = await run("lead-0042-form-2", at)
+      expect(redelivered.code).toBe(0)
+      expect(redelivered.stdout).toMatch(/create_task\(.*\) → replayed: \{"id":"mut_/)
+      expect(redelivered.stdout).toContain(
         "the arguments differ from the recorded call's in free text; it was not executed again:"
       )
-      expect(rerun.stdout).toContain(`title: "Call back about pilot pricing" → "Call back re: the pilot's pricing"`)
+      expect(redelivered.stdout).toContain(
+        `title: "Call back about pilot pricing" → "Call back re: the pilot's pricing"`
+      )
       expect(await crmCount("create_task")).toBe(1)
 
       next = createTask("Call back about pilot pricing", 2500)
-      const changed = await run("lead-0042-inbound", at)
+      const changed = await run("lead-0042-form-3", at)
       expect(changed.code).toBe(2)
       expect(changed.stdout).toMatch(
         /create_task\(.*\) → failed: IdempotencyKeyReused: .* was already used with arguments that differ at amount; this call was not executed and nothing was replayed/
@@ -150,7 +163,7 @@ describe("toolgate run: key policies from the tools file", () => {
         const [eventTime, says] of [
           [
             undefined,
-            "toolgate: --event-time is required: tool assign_owner is keyed by a calendar window (PT1H in Europe/Berlin); give the time the event was received, not the time of this run"
+            "toolgate: --event-time is required: tool create_task is keyed by a calendar window (P1D in Europe/Berlin); give the time the event was received, not the time of this run"
           ],
           ["2031-06-15T10:00", "toolgate: --event-time 2031-06-15T10:00: not an ISO 8601 instant with its offset"]
         ] as const
@@ -195,8 +208,8 @@ describe("toolgate run: the deadline and the per-attempt budgets", () => {
         const started = Date.now()
         const out = await run(`stalled-${kind}`, "2031-06-15T10:00:00Z", flag, "300ms", "--deadline", "2s")
         expect(out.code).toBe(2)
-        expect(out.stdout).toContain("error: StreamTimeout")
-        expect(out.stderr).toContain(`[attempt 1 failed: StreamTimeout: stream timed out: ${says}`)
+        expect(out.stdout).toContain("error: step 1: StreamTimeout")
+        expect(out.stderr).toContain(`[step 1, attempt 1 failed: StreamTimeout: stream timed out: ${says}`)
         expect(Date.now() - started).toBeLessThan(30_000)
       } finally {
         stall = undefined

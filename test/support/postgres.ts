@@ -96,3 +96,21 @@ export const admin = (statement: string): Effect.Effect<void, SqlError.SqlError>
     const sql = yield* SqlClient.SqlClient
     yield* sql.unsafe(statement)
   }).pipe(Effect.provide(client(1)))
+
+/**
+ * A fresh database on the server, named `<prefix>_<pid>_<random>`, dropped (its sessions ended)
+ * when the scope closes; gives its URL. For tests whose processes use the default table names
+ * (the cluster's tables, the store's): nothing is shared with other tests, advisory locks
+ * included (PostgreSQL scopes them to a database).
+ */
+export const freshDatabase = (prefix: string) =>
+  Effect.gen(function*() {
+    const name = uniqueSchema(prefix)
+    yield* Effect.acquireRelease(
+      Effect.orDie(admin(`CREATE DATABASE "${name}"`)),
+      () => Effect.ignore(admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
+    )
+    const target = new URL(url)
+    target.pathname = `/${name}`
+    return target.toString()
+  })

@@ -27,8 +27,16 @@ export interface Worker {
 }
 
 /** Starts `test/process/<script>` with `config` as its argument. */
-export const start = (script: string, config: Record<string, unknown>): Worker => {
-  const child = spawn(process.execPath, [path.join(root, "test/process", script), JSON.stringify(config)], {
+export const start = (script: string, config: Record<string, unknown>): Worker =>
+  spawnNode([path.join(root, "test/process", script), JSON.stringify(config)])
+
+/** Starts the built `toolgate` CLI (`packages/cli/bin/toolgate.js`) with `args`. */
+export const toolgate = (args: ReadonlyArray<string>): Worker =>
+  spawnNode([path.join(root, "packages/cli/bin/toolgate.js"), ...args])
+
+/** Starts the Node that runs the tests on `argv`, its stdout read as lines. */
+const spawnNode = (argv: ReadonlyArray<string>): Worker => {
+  const child = spawn(process.execPath, argv, {
     cwd: root,
     stdio: ["pipe", "pipe", "pipe"]
   })

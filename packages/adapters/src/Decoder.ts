@@ -26,9 +26,8 @@
  *
  * @since 0.1.0
  */
-import { ModelStreamError, type StreamEvent } from "@toolgate/core"
-import { Cause, Effect, Pull, Stream } from "effect"
-import type * as EventStreamProbe from "./internal/eventStreamProbe.js"
+import { EventReader, type ModelStreamError, type StreamEvent } from "@toolgate/core"
+import type { Stream } from "effect"
 import * as SseReader from "./internal/sseReader.js"
 
 /**
@@ -103,44 +102,7 @@ export const decodeSse = (makeDecoder: () => Decoder, options?: DecodeOptions) =
 <E, R>(
   bytes: Stream.Stream<Uint8Array, E, R>
 ): Stream.Stream<StreamEvent.StreamEvent, E | ModelStreamError.NotAnEventStream, R> =>
-  Stream.transformPull(
+  EventReader.fromReads(
     bytes,
-    (pull) =>
-      Effect.sync(() => pullEvents(pull, SseReader.make(makeDecoder(), options?.maxEventSize ?? defaultMaxEventSize)))
+    () => SseReader.make(makeDecoder(), options?.maxEventSize ?? defaultMaxEventSize)
   )
-
-type Events = readonly [StreamEvent.StreamEvent, ...Array<StreamEvent.StreamEvent>]
-
-const notAnEventStream = (verdict: EventStreamProbe.Verdict) =>
-  new ModelStreamError.NotAnEventStream({ ...verdict, contentType: null })
-
-/**
- * The pull of `decodeSse`: one upstream pull, then that read's events as one array. The effects
- * are built once per stream and rerun for every read.
- */
-const pullEvents = <E>(
-  pull: Pull.Pull<readonly [Uint8Array, ...Array<Uint8Array>], E, void>,
-  reader: SseReader.Reader
-): Pull.Pull<Events, E | ModelStreamError.NotAnEventStream, void> => {
-  let halted = false
-  const step = Effect.matchCauseEffect(pull, {
-    onFailure: (cause): Pull.Pull<Events, E | ModelStreamError.NotAnEventStream, void> => {
-      if (!Pull.isDoneCause(cause)) return Effect.failCause(cause as Cause.Cause<E>)
-      halted = true
-      reader.end()
-      return next
-    },
-    onSuccess: (chunks) => {
-      const verdict = reader.read(chunks)
-      return verdict === undefined ? next : Effect.fail(notAnEventStream(verdict))
-    }
-  })
-  const next: Pull.Pull<Events, E | ModelStreamError.NotAnEventStream, void> = Effect.suspend(() => {
-    const events = reader.take()
-    if (events !== undefined) return Effect.succeed(events as unknown as Events)
-    if (!halted) return step
-    const verdict = reader.verdict()
-    return verdict === undefined ? Cause.done() : Effect.fail(notAnEventStream(verdict))
-  })
-  return next
-}

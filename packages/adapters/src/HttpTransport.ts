@@ -64,6 +64,9 @@
  * effect's redacted header names for the request's span, and every string an error carries is
  * masked for the key's value (a provider or a proxy can echo it in an error body).
  *
+ * (Why one long module: one request's life, the budgets, the end-of-body rule and the release of
+ * the connection, interlock; each rule is documented beside the code that enforces it.)
+ *
  * @since 0.1.0
  */
 import { ModelStreamError, type StreamEvent } from "@toolgate/core"

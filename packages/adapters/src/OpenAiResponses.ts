@@ -48,6 +48,9 @@
  * Like `OpenAiChat`, events are checked with plain `typeof` tests on the hot path; the
  * {@link ResponsesEvent} Schema documents the accepted shapes.
  *
+ * (Why one long module: the Responses lifecycle is one state machine whose rules above are checked
+ * against each other event by event.)
+ *
  * @since 0.1.0
  */
 import type { FinishReason, ModelStreamError, StreamEvent } from "@toolgate/core"

@@ -11,20 +11,35 @@
  *
  * @since 0.1.0
  */
-import { FinishProfile, Provider, ToolsFile, ToolValidator } from "@toolgate/adapters"
-import { Demo } from "@toolgate/demo"
-import { IdempotencyStore, Outbox, OutboxDispatcher, Records, StepJournal, WebhookHandler } from "@toolgate/runtime"
+import * as FinishProfile from "@toolgate/adapters/FinishProfile"
+import * as Provider from "@toolgate/adapters/Provider"
+import type { IdempotencyStore, Outbox } from "@toolgate/runtime"
 import { Console, Deferred, Effect, Fiber, FileSystem, Layer, Option, Path, Redacted, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import { userInfo } from "node:os"
 import * as Capture from "./Capture.js"
-import * as Corpus from "./Corpus.js"
 import * as Help from "./Help.js"
-import * as Inspect from "./Inspect.js"
 import { parseMs } from "./internal/duration.js"
-import * as Operator from "./Operator.js"
-import * as Run from "./Run.js"
+
+type IdempotencyStoreStatus = IdempotencyStore.Status
+
+/**
+ * The modules a command needs beyond its flags, loaded when it runs (`import()`): `--help` loads
+ * none of them, and `inspect` and `corpus` never load the store, the runtime, the demo, the HTTP
+ * stack or the JSON Schema validator (unless `--tools` is given). Start-up time and memory are in
+ * `bench/RESULTS.md`; `test/cli-modules.test.ts` checks what each command loads.
+ */
+const modules = {
+  inspect: Effect.promise(() => import("./Inspect.js")),
+  corpus: Effect.promise(() => import("./Corpus.js")),
+  run: Effect.promise(() => import("./Run.js")),
+  operator: Effect.promise(() => import("./Operator.js")),
+  demo: Effect.promise(() => import("@toolgate/demo")),
+  runtime: Effect.promise(() => import("@toolgate/runtime")),
+  fetchHttpClient: Effect.promise(() => import("effect/http/FetchHttpClient")),
+  toolsFile: Effect.promise(() => import("@toolgate/adapters/ToolsFile")),
+  toolValidator: Effect.promise(() => import("@toolgate/adapters/ToolValidator"))
+}
 
 /**
  * A usage or input error: reported as one line on stderr, exit code 1.
@@ -39,6 +54,7 @@ export class InputError extends Schema.TaggedError<InputError>()("InputError", {
 }
 
 const loadTools = Effect.fnUntraced(function*(file: string) {
+  const ToolsFile = yield* modules.toolsFile
   const fs = yield* FileSystem.FileSystem
   const text = yield* fs.readFileString(file).pipe(
     Effect.mapError(() => new InputError({ reason: `${file}: tools file not found or unreadable` }))
@@ -78,6 +94,7 @@ export const inspect = Command.make("inspect", {
   finishProfile: finishProfileFlag("compatible")
 }, ({ file, finishProfile, json, provider, tools }) =>
   Effect.gen(function*() {
+    const Inspect = yield* modules.inspect
     const body = yield* Capture.open(file)
     const validator = Option.isSome(tools) ? (yield* loadTools(tools.value)).validator : undefined
     const result = yield* Inspect.inspect(body, {
@@ -141,6 +158,7 @@ export const corpus = Command.make("corpus", {
       Effect.mapError(() => new InputError({ reason: `${dir}: no such directory` }))
     )
     if (info.type !== "Directory") return yield* new InputError({ reason: `${dir}: is not a directory` })
+    const Corpus = yield* modules.corpus
     const rows = yield* Corpus.run(dir)
     if (rows.length === 0) {
       return yield* new InputError({ reason: `${dir}: holds no captures (provider folders of .sse files)` })
@@ -210,13 +228,41 @@ export const demo = Command.make("demo", {
   ),
   dataDir: dataDirFlag,
   store: storeFlag,
-  json: Flag.Boolean("json").pipe(Flag.withDescription("print the report as one JSON object"), Flag.withDefault(false))
-}, ({ dataDir, json, leads, seed, store }) =>
+  json: Flag.Boolean("json").pipe(Flag.withDescription("print the report as one JSON object"), Flag.withDefault(false)),
+  workers: Flag.Int("workers").pipe(
+    Flag.withDescription(
+      "how many worker processes answer the leads (default 1: in this process, on the embedded store); several form a lead cluster (toolgate worker processes) and need --store postgres://…"
+    ),
+    Flag.withDefault(1)
+  )
+}, ({ dataDir, json, leads, seed, store, workers }) =>
   Effect.gen(function*() {
     if (leads < 1 || leads > maxLeads) {
       return yield* new InputError({ reason: `--leads must be between 1 and ${maxLeads}` })
     }
+    if (workers < 1 || workers > 16) return yield* new InputError({ reason: "--workers must be between 1 and 16" })
+    if (workers > 1) {
+      if (Option.isNone(store)) {
+        return yield* new InputError({
+          reason:
+            `--workers ${workers} needs --store postgres://… (the workers share the cluster's tables and the store on one server)`
+        })
+      }
+      const url = yield* prepareStore(store, dataDir)
+      const ClusterDemo = yield* Effect.promise(() => import("@toolgate/demo/ClusterDemo"))
+      const report = yield* ClusterDemo.run({
+        leads,
+        seed,
+        workers,
+        store: url!,
+        workerCommand: [process.execPath, process.argv[1]!, "worker"]
+      })
+      yield* Console.log(json ? JSON.stringify(report) : ClusterDemo.render(report))
+      if (report.crmDuplicates > 0) process.exitCode = 2
+      return
+    }
     const storeUrl = yield* prepareStore(store, dataDir)
+    const { Demo } = yield* modules.demo
     const report = yield* Demo.run({
       leads,
       seed,
@@ -355,6 +401,11 @@ export const run = Command.make("run", {
     }
     // Each tool's parameters accept exactly what its JSON Schema accepts and pass the arguments
     // through unchanged (the webhook is sent what the model sent); its result is any JSON.
+    const [ToolValidator, { WebhookHandler }, Run] = yield* Effect.all([
+      modules.toolValidator,
+      modules.runtime,
+      modules.run
+    ])
     const toolkit = ToolValidator.toToolkit(toolsFile.validator, {
       success: Schema.Json,
       failure: WebhookHandler.WebhookFailure
@@ -431,6 +482,230 @@ export const run = Command.make("run", {
     ])
   )
 
+/** The cluster flags `worker` and `intake` share (every runner and intake of a cluster must agree). */
+const clusterFlags = {
+  store: Flag.String("store").pipe(
+    Flag.withDescription(
+      "the postgres:// URL of the server holding the cluster's tables, the idempotency store and the step journal"
+    )
+  ),
+  host: Flag.String("host").pipe(
+    Flag.withDescription("the address to listen on, which the others connect to (default 127.0.0.1)"),
+    Flag.withDefault("127.0.0.1")
+  ),
+  port: Flag.Int("port").pipe(Flag.withDescription("the port to listen on")),
+  prefix: Flag.String("cluster-prefix").pipe(
+    Flag.withDescription("the cluster's table prefix, the same for every runner and intake (default toolgate_cluster)"),
+    Flag.withDefault("toolgate_cluster")
+  ),
+  shards: Flag.Int("shards").pipe(
+    Flag.withDescription("shards per group, the same for every runner and intake (default 300)"),
+    Flag.withDefault(300)
+  ),
+  refresh: durationFlag("refresh-interval", "how often a runner reads the runners and shard assignments", "3s"),
+  poll: durationFlag("poll-interval", "how often a runner reads its shards' unprocessed messages", "10s")
+}
+
+/** The `Runner.Options` of the cluster flags, or a usage error. */
+const clusterOptions = (flags: {
+  readonly store: string
+  readonly port: number
+  readonly prefix: string
+  readonly shards: number
+  readonly refresh: string
+  readonly poll: string
+}) =>
+  Effect.gen(function*() {
+    if (!/^postgres(ql)?:\/\//.test(flags.store)) {
+      return yield* new InputError({ reason: "--store must be a postgres:// URL" })
+    }
+    if (flags.port < 0 || flags.port > 65_535) return yield* new InputError({ reason: "--port must be 0 to 65535" })
+    if (flags.shards < 1) return yield* new InputError({ reason: "--shards must be at least 1" })
+    if (!/^[a-z_][a-z0-9_]{0,40}$/.test(flags.prefix)) {
+      return yield* new InputError({
+        reason: "--cluster-prefix must be a lower-case SQL identifier of at most 41 characters"
+      })
+    }
+    return {
+      prefix: flags.prefix,
+      shardsPerGroup: flags.shards,
+      refreshAssignmentsMs: yield* positiveMs("refresh-interval", flags.refresh),
+      messagePollMs: yield* positiveMs("poll-interval", flags.poll)
+    }
+  })
+
+/** Prints one JSON line on stdout. */
+const jsonLine = (value: unknown) => Effect.sync(() => process.stdout.write(`${JSON.stringify(value)}\n`))
+
+/**
+ * `toolgate worker --store postgres://… --port P --base-url URL --model M --tools FILE`: a runner
+ * of the lead cluster (see `Worker`). Prints `{"event":"ready","runner"}` once it has joined,
+ * `{"event":"turn",…}` per answered event and `{"event":"stopped"}` after a SIGTERM's graceful
+ * stop.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const worker = Command.make("worker", {
+  ...clusterFlags,
+  provider: Flag.Literals("provider", ["openai-chat", "anthropic"]).pipe(
+    Flag.withDescription("the API's wire format"),
+    Flag.withDefault("openai-chat" as const)
+  ),
+  baseUrl: Flag.String("base-url").pipe(Flag.withDescription("the model API's base URL")),
+  model: Flag.String("model").pipe(Flag.withDescription("the model name")),
+  tools: Flag.String("tools").pipe(
+    Flag.withDescription("a JSON file of tool definitions, each with a \"webhook\" URL that performs it")
+  ),
+  apiKeyEnv: Flag.String("api-key-env").pipe(
+    Flag.withDescription("the environment variable holding the API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY)"),
+    Flag.optional
+  ),
+  maxSteps: Flag.Int("max-steps").pipe(
+    Flag.withDescription(`the most model steps of a turn (default 8, at most ${maxSteps})`),
+    Flag.withDefault(8)
+  ),
+  lockExpiration: durationFlag(
+    "lock-expiration",
+    "how long a shard lock outlives a runner that stopped refreshing it (a killed runner's locks go with its connection)",
+    "35s"
+  ),
+  healthCheck: durationFlag(
+    "health-check-interval",
+    "how often runners ping each other; one that does not answer loses its shards",
+    "60s"
+  ),
+  termination: durationFlag(
+    "termination-timeout",
+    "on SIGTERM, how long in-flight turns may finish before they are handed to the shards' next owners",
+    "15s"
+  ),
+  lease: durationFlag(
+    "step-lease",
+    "a journaled step's lease: how long a turn whose runner died mid-step waits before asking that step again",
+    "30s"
+  ),
+  recovery: Flag.Literals("recovery", ["manual", "reexecute"]).pipe(
+    Flag.withDescription(
+      "a call whose previous attempt may have applied (its runner died mid-call, its answer was lost): manual parks it unknown for an operator; reexecute sends it again with the same Idempotency-Key, for webhooks that honour it (default manual)"
+    ),
+    Flag.withDefault("manual" as const)
+  ),
+  firstByteTimeout: durationFlag("first-byte-timeout", "per stream attempt: the wait for the first byte", "60s"),
+  idleTimeout: durationFlag("idle-timeout", "per stream attempt: the longest silence between two reads", "60s")
+}, (flags) =>
+  Effect.gen(function*() {
+    const cluster = yield* clusterOptions(flags)
+    if (!URL.canParse(flags.baseUrl) || !/^https?:$/.test(new URL(flags.baseUrl).protocol)) {
+      return yield* new InputError({ reason: `--base-url ${flags.baseUrl}: not an http(s) URL` })
+    }
+    if (flags.maxSteps < 1 || flags.maxSteps > maxSteps) {
+      return yield* new InputError({ reason: `--max-steps must be between 1 and ${maxSteps}` })
+    }
+    const toolsFile = yield* loadTools(flags.tools)
+    const missing = toolsFile.tools.find((d) => d.webhook === undefined)
+    if (missing !== undefined) {
+      return yield* new InputError({ reason: `--tools: tool ${missing.name} has no "webhook" URL to call` })
+    }
+    const [ToolValidator, { WebhookHandler }] = yield* Effect.all([modules.toolValidator, modules.runtime])
+    const toolkit = ToolValidator.toToolkit(toolsFile.validator, {
+      success: Schema.Json,
+      failure: WebhookHandler.WebhookFailure
+    })
+    const keyEnv = Option.getOrElse(flags.apiKeyEnv, () =>
+      flags.provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY")
+    const key = process.env[keyEnv]
+    const options = {
+      store: flags.store,
+      host: flags.host,
+      port: flags.port,
+      cluster: {
+        ...cluster,
+        lockExpirationMs: yield* positiveMs("lock-expiration", flags.lockExpiration),
+        healthCheckMs: yield* positiveMs("health-check-interval", flags.healthCheck),
+        terminationTimeoutMs: yield* positiveMs("termination-timeout", flags.termination)
+      },
+      provider: flags.provider,
+      baseUrl: flags.baseUrl,
+      model: flags.model,
+      apiKey: key === undefined || key === "" ? undefined : Redacted.make(key),
+      budgets: {
+        firstByteMs: yield* positiveMs("first-byte-timeout", flags.firstByteTimeout),
+        idleMs: yield* positiveMs("idle-timeout", flags.idleTimeout)
+      },
+      tools: toolsFile.tools,
+      toolkit,
+      maxSteps: flags.maxSteps,
+      leaseMs: yield* positiveMs("step-lease", flags.lease),
+      recovery: flags.recovery
+    }
+    const Worker = yield* Effect.promise(() =>
+      import("./Worker.js")
+    )
+    const runner = `${flags.host}:${flags.port}`
+    yield* Effect.gen(function*() {
+      yield* Layer.build(Worker.layer({
+        ...options,
+        log: (event, outcome) =>
+          process.stdout.write(`${
+            JSON.stringify({
+              event: "turn",
+              eventId: event.eventId,
+              entityId: `${event.tenant}/${event.leadId}`,
+              runner,
+              ...("error" in outcome
+                ? { outcome: "failed", error: outcome.error, step: outcome.step }
+                : {
+                  outcome: "answered",
+                  stepsReplayed: outcome.stepsReplayed,
+                  modelRequests: outcome.modelRequests,
+                  calls: outcome.calls.map((c) => `${c.name}:${c.outcome}`)
+                })
+            })
+          }\n`)
+      }))
+      yield* Effect.addFinalizer(() => jsonLine({ event: "stopped", runner }))
+      yield* jsonLine({ event: "ready", runner })
+      return yield* Effect.never
+    }).pipe(Effect.scoped)
+  })).pipe(
+    Command.withDescription(
+      "run a runner of the lead cluster: answer the lead events of its shards with agent turns, exactly once per intent"
+    ),
+    Command.annotate(Help.ExitCodes, [
+      [1, "a usage or input error (one line on stderr): a bad flag or tools file"],
+      [70, "an internal error (a bug), or the store or the port could not be opened"],
+      [130, "stopped by SIGTERM or SIGINT, its shards handed over (effect's exit code for an interrupted program)"]
+    ])
+  )
+
+/**
+ * `toolgate intake --store postgres://… --port P`: the lead cluster's HTTP intake (`POST
+ * /lead-events`, see `@toolgate/cluster`'s `Intake`). Prints `{"event":"ready","url"}` once it
+ * listens.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const intake = Command.make("intake", clusterFlags, (flags) =>
+  Effect.gen(function*() {
+    const cluster = yield* clusterOptions(flags)
+    const Intake = yield* Effect.promise(() => import("./Intake.js"))
+    yield* Effect.gen(function*() {
+      yield* Layer.build(Intake.layer({ store: flags.store, host: flags.host, port: flags.port, cluster }))
+      yield* Effect.addFinalizer(() => jsonLine({ event: "stopped" }))
+      yield* jsonLine({ event: "ready", url: `http://${flags.host}:${flags.port}/lead-events` })
+      return yield* Effect.never
+    }).pipe(Effect.scoped)
+  })).pipe(
+    Command.withDescription("serve the lead cluster's HTTP intake: POST /lead-events sends a lead event to its lead"),
+    Command.annotate(Help.ExitCodes, [
+      [1, "a usage or input error (one line on stderr)"],
+      [70, "an internal error (a bug), or the store or the port could not be opened"],
+      [130, "stopped by SIGTERM or SIGINT (effect's exit code for an interrupted program)"]
+    ])
+  )
+
 /** Operator refusals (no such record, an ambiguous prefix, not `unknown`, changed meanwhile): one line, exit 2. */
 const refused = (error: { readonly message: string }) =>
   Effect.sync(() => {
@@ -448,6 +723,7 @@ const operate = <A, E extends { readonly _tag: string; readonly message: string 
   body: Effect.Effect<A, E, R>
 ) =>
   Effect.gen(function*() {
+    const Operator = yield* modules.operator
     const layer = yield* Operator.storeLayer(Option.getOrUndefined(store), dataDir)
     yield* body.pipe(Effect.provide(layer), Effect.asVoid)
   }).pipe(
@@ -485,9 +761,6 @@ const operatorDataDirFlag = Flag.String("data-dir").pipe(
   ),
   Flag.withDefault(".toolgate")
 )
-
-const statuses = new Set<string>(IdempotencyStore.Status.literals)
-const messageStatuses = new Set<string>(Outbox.MessageStatus.literals)
 
 /**
  * `toolgate records [KEY] [--scope S] [--state S,…] [--tool T] [--limit N] [--json]`: the store's
@@ -531,6 +804,9 @@ export const records = Command.make("records", {
     if (flags.limit < 1 || flags.limit > 1000) {
       return yield* new InputError({ reason: "--limit must be between 1 and 1000" })
     }
+    const [{ IdempotencyStore, Outbox, Records }, Operator] = yield* Effect.all([modules.runtime, modules.operator])
+    const statuses = new Set<string>(IdempotencyStore.Status.literals)
+    const messageStatuses = new Set<string>(Outbox.MessageStatus.literals)
     const wanted = Option.map(flags.state, (text) => text.split(",").map((s) => s.trim()).filter((s) => s !== ""))
     const states = flags.messages ? messageStatuses : statuses
     const unknownState = Option.getOrElse(wanted, () => []).find((s) => !states.has(s))
@@ -568,7 +844,7 @@ export const records = Command.make("records", {
         }
         const found = yield* Records.list({
           scope: Option.getOrUndefined(flags.scope),
-          status: Option.getOrUndefined(wanted) as ReadonlyArray<IdempotencyStore.Status> | undefined,
+          status: Option.getOrUndefined(wanted) as ReadonlyArray<IdempotencyStoreStatus> | undefined,
           tool: Option.getOrUndefined(flags.tool),
           limit: flags.limit
         })
@@ -640,6 +916,7 @@ export const resolve = Command.make("resolve", {
         reason: "--result goes with --applied: a call that was not applied has no result"
       })
     }
+    const [{ Records }, Operator] = yield* Effect.all([modules.runtime, modules.operator])
     yield* Records.keyOf(flags.key).pipe(Effect.mapError((e) => new InputError({ reason: e.message })))
     if (Option.isSome(flags.fence) && !/^[1-9][0-9]{0,18}$/.test(flags.fence.value)) {
       return yield* new InputError({ reason: `--fence ${flags.fence.value}: not a fence (a positive integer)` })
@@ -722,6 +999,11 @@ export const dispatch = Command.make("dispatch", {
   store: storeFlag
 }, (flags) =>
   Effect.gen(function*() {
+    const [{ OutboxDispatcher }, Operator, FetchHttpClient] = yield* Effect.all([
+      modules.runtime,
+      modules.operator,
+      modules.fetchHttpClient
+    ])
     const layer = yield* Operator.storeLayer(Option.getOrUndefined(flags.store), flags.dataDir).pipe(
       Effect.mapError((e) => new InputError({ reason: e.message }))
     )
@@ -827,6 +1109,7 @@ export const purge = Command.make("purge", {
         })
       }
     }
+    const { Records, StepJournal } = yield* modules.runtime
     yield* operate(
       flags.store,
       flags.dataDir,
@@ -876,5 +1159,5 @@ export const toolgate = Command.make("toolgate").pipe(
     [2, "a typed failure of what was asked (each command's help says which)"],
     [70, "an internal error (a bug)"]
   ]),
-  Command.withSubcommands([demo, run, inspect, corpus, records, resolve, purge, dispatch])
+  Command.withSubcommands([demo, run, worker, intake, inspect, corpus, records, resolve, purge, dispatch])
 )

@@ -5,7 +5,8 @@
  * @since 0.1.0
  */
 import type { FinishProfile } from "@toolgate/adapters"
-import { Provider, ToolValidator } from "@toolgate/adapters"
+import * as Provider from "@toolgate/adapters/Provider"
+import type * as ToolValidator from "@toolgate/adapters/ToolValidator"
 import { Assembler, AssemblyError, type ModelStreamError, ToolCall } from "@toolgate/core"
 import { Effect, Stream } from "effect"
 
@@ -77,9 +78,14 @@ export const inspect = <E, R>(
       ),
       Effect.flatMap(() => {
         const completed = turn!
-        return options.tools === undefined
+        const tools = options.tools
+        return tools === undefined
           ? Effect.succeed(completed.toolCalls)
-          : ToolValidator.validate(options.tools)(completed)
+          : Effect.flatMap(
+            // The validator's module (ajv) loads only for a run that validates.
+            Effect.promise(() => import("@toolgate/adapters/ToolValidator")),
+            (module) => module.validate(tools)(completed)
+          )
       }),
       Effect.map((calls): InspectResult => ({
         outcome: "complete",

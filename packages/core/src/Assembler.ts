@@ -53,6 +53,7 @@ import {
   UnexpectedFinishReason,
   withFinishReason
 } from "./AssemblyError.js"
+import * as EventReader from "./EventReader.js"
 import type { FinishClass } from "./FinishReason.js"
 import * as Arguments from "./internal/arguments.js"
 import { type StreamEvent, type ToolCallDelta, Usage } from "./StreamEvent.js"
@@ -205,6 +206,26 @@ interface Call {
 }
 
 /**
+ * effect's constructor of a `Schema.Class` instance from fields already valid for it, without the
+ * schema pass (`makeClassTrusted` in effect's `Schema.ts`, which its own decoding uses; effect marks
+ * it internal, so its declaration is not published and it is looked up here). The public
+ * constructor parses every field again even with `disableChecks` (and copies the arguments record):
+ * about 2 µs per instance on Node 22, a few per cent of a small stream. The machine builds the
+ * fields itself (an integer index, strings, the parsed arguments object), so they are valid by
+ * construction; `test/Assembler.test.ts` checks the instances against the public constructor's and
+ * that the pinned effect has it. Without it (another effect version), the
+ * public constructor.
+ */
+const makeClassTrusted = (Schema as unknown as {
+  readonly makeClassTrusted?: <Self>(self: new(input: never) => Self, fields: object) => Self
+}).makeClassTrusted
+
+const construct = <Self, Fields extends object>(
+  self: new(fields: Fields, options?: Schema.MakeOptions) => Self,
+  fields: Fields
+): Self => makeClassTrusted !== undefined ? makeClassTrusted(self, fields) : new self(fields, { disableChecks: true })
+
+/**
  * Creates a fresh {@link Machine}.
  *
  * @since 0.1.0
@@ -326,14 +347,17 @@ class AssemblyMachine implements Machine {
         )
       }
       toolCalls.push(
-        new AssembledToolCall(
-          { index: call.index, id: call.id ?? null, name: call.name, argumentsText: args, arguments: parsed },
-          { disableChecks: true }
-        )
+        construct(AssembledToolCall, {
+          index: call.index,
+          id: call.id ?? null,
+          name: call.name,
+          argumentsText: args,
+          arguments: parsed
+        })
       )
     }
     return Result.succeed(
-      new AssembledTurn({ text: this.textSoFar, toolCalls, finishReason, usage: this.usage }, { disableChecks: true })
+      construct(AssembledTurn, { text: this.textSoFar, toolCalls, finishReason, usage: this.usage })
     )
   }
 
@@ -496,67 +520,151 @@ class AssemblyMachine implements Machine {
  * Folds a stream of events into its completed turn. Stops reading at the first stream-level
  * failure.
  *
+ * Given a stream made by `EventReader.fromReads` (every adapter's `decode()`) directly, it decodes
+ * and folds in one stage, one pull of the body per read (see `EventReader`); the result is the
+ * same.
+ *
  * @since 0.1.0
  * @category assembling
  */
 export const assemble =
   (options?: Options) =>
-  <E, R>(self: Stream.Stream<StreamEvent, E, R>): Effect.Effect<AssembledTurn, AssemblyError | E, R> =>
-    Effect.suspend(() => {
-      const machine = make(options)
-      return Stream.runForEachArray(self, (events) => {
-        for (let i = 0; i < events.length; i++) {
-          machine.push(events[i]!)
-          if (machine.failure !== undefined) return Effect.fail(machine.failure)
+  <E, R>(self: Stream.Stream<StreamEvent, E, R>): Effect.Effect<AssembledTurn, AssemblyError | E, R> => {
+    const reads = EventReader.readsOf(self)
+    return reads === undefined ? assembleEvents(self, options) : assembleReads(reads, options)
+  }
+
+const assembleEvents = <E, R>(
+  self: Stream.Stream<StreamEvent, E, R>,
+  options: Options | undefined
+): Effect.Effect<AssembledTurn, AssemblyError | E, R> =>
+  Effect.suspend(() => {
+    const machine = make(options)
+    return Stream.runForEachArray(self, (events) => pushAll(machine, events)).pipe(
+      Effect.flatMap(() => Effect.fromResult(machine.end()))
+    )
+  })
+
+/** Pushes a batch of events; fails with the machine's failure as soon as there is one. */
+const pushAll = (
+  machine: Machine,
+  events: ReadonlyArray<StreamEvent> | undefined
+): Effect.Effect<void, AssemblyError> => {
+  if (events !== undefined) {
+    for (let i = 0; i < events.length; i++) {
+      machine.push(events[i]!)
+      if (machine.failure !== undefined) return Effect.fail(machine.failure)
+    }
+  }
+  return Effect.void
+}
+
+/** {@link assemble} fused with the decoding of an `EventReader.fromReads` stream. */
+const assembleReads = <E, R>(
+  reads: EventReader.Reads<unknown, E, R, E>,
+  options: Options | undefined
+): Effect.Effect<AssembledTurn, AssemblyError | E, R> =>
+  Effect.suspend(() => {
+    const machine = make(options)
+    const reader = reads.open()
+    return Stream.runForEachArray(reads.upstream, (chunks): Effect.Effect<void, AssemblyError | E> => {
+      const failure = reader.read(chunks)
+      return failure === undefined ? pushAll(machine, reader.take()) : Effect.fail(failure)
+    }).pipe(
+      Effect.flatMap((): Effect.Effect<AssembledTurn, AssemblyError | E> => {
+        const failure = reader.end()
+        const events = reader.take()
+        if (events !== undefined) {
+          for (let i = 0; i < events.length; i++) {
+            machine.push(events[i]!)
+            if (machine.failure !== undefined) return Effect.fail(machine.failure)
+          }
         }
-        return Effect.void
-      }).pipe(Effect.flatMap(() => Effect.fromResult(machine.end())))
-    })
+        return failure === undefined ? Effect.fromResult(machine.end()) : Effect.fail(failure)
+      })
+    )
+  })
 
 /**
  * The streaming form: forwards every text delta downstream the moment its event arrives, and
  * ends with one `TurnCompleted`, or fails with the assembly error. Tool calls stay gated until
  * the upstream has ended.
  *
+ * Given a stream made by `EventReader.fromReads` directly, it decodes and assembles in one stage,
+ * as {@link assemble} does; the outputs are the same.
+ *
  * @since 0.1.0
  * @category assembling
  */
-export const stream =
-  (options?: Options) => <E, R>(self: Stream.Stream<StreamEvent, E, R>): Stream.Stream<Output, AssemblyError | E, R> =>
-    Stream.transformPull(self, (pull) => Effect.sync(() => pullOutputs(pull, make(options))))
+export const stream = (options?: Options) =>
+<E, R>(
+  self: Stream.Stream<StreamEvent, E, R>
+): Stream.Stream<Output, AssemblyError | E, R> => {
+  const reads = EventReader.readsOf(self)
+  return reads === undefined
+    ? Stream.transformPull(self, (pull) => Effect.sync(() => pullOutputs(pull, make(options))))
+    : Stream.transformPull(
+      reads.upstream,
+      (pull) => Effect.sync(() => pullOutputs(pull, make(options), reads.open()))
+    )
+}
 
 type Outputs = readonly [Output, ...Array<Output>]
 
 /**
- * The pull of {@link stream}: one upstream array of events, then its text deltas as one array
- * (or, at the end, the completed turn). The effects are built once per stream and rerun for
- * every upstream array.
+ * The pull of {@link stream}: one upstream array, then its text deltas as one array (or, at the
+ * end, the completed turn). Without `reader` the upstream arrays are events; with it they are the
+ * chunks of one read, which the reader decodes first (the fused stage). The effects are built once
+ * per stream and rerun for every upstream array.
  */
-const pullOutputs = <E>(
-  pull: Pull.Pull<readonly [StreamEvent, ...Array<StreamEvent>], E, void>,
-  machine: Machine
+const pullOutputs = <I, E>(
+  pull: Pull.Pull<readonly [I, ...Array<I>], E, void>,
+  machine: Machine,
+  reader?: EventReader.EventReader<I, E>
 ): Pull.Pull<Outputs, AssemblyError | E, void> => {
   let halted = false
-  let pendingFailure: AssemblyError | undefined
+  let pendingFailure: AssemblyError | E | undefined
+  /** Pushes a batch of events and collects their text deltas; keeps the first failure for the next pull. */
+  const collect = (events: ReadonlyArray<StreamEvent>, out: Array<Output>) => {
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!
+      machine.push(event)
+      if (event.text) out.push({ _tag: "TextDelta", text: event.text })
+      if (machine.failure !== undefined) {
+        pendingFailure = machine.failure
+        return
+      }
+    }
+  }
+  const finish = (out: Array<Output>): Pull.Pull<Outputs, AssemblyError | E, void> => {
+    if (pendingFailure === undefined) {
+      const verdict = machine.end()
+      if (Result.isFailure(verdict)) pendingFailure = verdict.failure
+      else out.push({ _tag: "TurnCompleted", turn: verdict.success })
+    }
+    return out.length > 0 ? Effect.succeed(out as unknown as Outputs) : next
+  }
   const step = Effect.matchCauseEffect(pull, {
     onFailure: (cause): Pull.Pull<Outputs, AssemblyError | E, void> => {
       if (!Pull.isDoneCause(cause)) return Effect.failCause(cause as Cause.Cause<E>)
       halted = true
-      const verdict = machine.end()
-      return Result.isSuccess(verdict)
-        ? Effect.succeed([{ _tag: "TurnCompleted", turn: verdict.success }])
-        : Effect.fail(verdict.failure)
-    },
-    onSuccess: (events) => {
       const out: Array<Output> = []
-      for (let i = 0; i < events.length; i++) {
-        const event = events[i]!
-        machine.push(event)
-        if (event.text) out.push({ _tag: "TextDelta", text: event.text })
-        if (machine.failure !== undefined) {
-          pendingFailure = machine.failure
-          break
-        }
+      if (reader !== undefined) {
+        const failure = reader.end()
+        const events = reader.take()
+        if (events !== undefined) collect(events, out)
+        if (pendingFailure === undefined && failure !== undefined) pendingFailure = failure
+      }
+      return finish(out)
+    },
+    onSuccess: (batch) => {
+      const out: Array<Output> = []
+      if (reader === undefined) collect(batch as unknown as ReadonlyArray<StreamEvent>, out)
+      else {
+        const failure = reader.read(batch)
+        if (failure !== undefined) return Effect.fail(failure)
+        const events = reader.take()
+        if (events !== undefined) collect(events, out)
       }
       return out.length > 0 ? Effect.succeed(out as unknown as Outputs) : next
     }

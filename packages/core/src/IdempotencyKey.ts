@@ -42,16 +42,15 @@
  * Tools without a policy keep the version-1 tuples, byte for byte: their keys never change (the
  * golden vectors pin both versions).
  *
- * (One concept, the keys of a call, with both of its digests and the occurrence ordinals: that is
- * why the module is long. The plain-JSON check is `internal/plainJson`; the policy itself is
- * `KeyPolicy`.)
+ * (Why one long module: one concept, a call's keys, with both digests and the occurrence ordinals.
+ * The plain-JSON check is `internal/plainJson`; the policy, `KeyPolicy`.)
  *
  * @since 0.1.0
  */
 import canonicalizeJson from "canonicalize"
 import { type Brand, Context, DateTime, Effect, type Exit, Option, Result, Schema } from "effect"
 import type { Tool } from "effect/ai"
-import { violation, wellFormed } from "./internal/plainJson.js"
+import { pickOwn, sha256Hex, violation, wellFormed } from "./internal/plainJson.js"
 import * as KeyPolicy from "./KeyPolicy.js"
 import type { ValidatedToolCall } from "./ToolCall.js"
 
@@ -195,23 +194,13 @@ export const Policy = Context.Reference<KeyPolicy.KeyPolicy | undefined>("@toolg
  */
 export type Digest = (text: string) => Effect.Effect<string>
 
-const hex = (bytes: ArrayBuffer): string => {
-  const view = new Uint8Array(bytes)
-  let out = ""
-  for (let i = 0; i < view.length; i++) out += view[i].toString(16).padStart(2, "0")
-  return out
-}
-
-const utf8 = new TextEncoder()
-
 /**
  * SHA-256 through the Web Crypto API (`globalThis.crypto.subtle`). The default {@link Digest}.
  *
  * @since 0.1.0
  * @category digests
  */
-export const webCryptoDigest: Digest = (text) =>
-  Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", utf8.encode(text))).pipe(Effect.map(hex))
+export const webCryptoDigest: Digest = (text) => Effect.promise(() => sha256Hex(text))
 
 /**
  * RFC 8785 canonical JSON of a plain JSON value. Object members whose value is `undefined` are
@@ -277,19 +266,7 @@ export const material = (
         new UnkeyableArguments({ toolName: tool, path: "", reason: "key fields need object arguments" })
       )
     }
-    const picked: Record<string, unknown> = {}
-    for (const field of keyFields) {
-      // defineProperty, not assignment: a JSON key "__proto__" must stay an own member.
-      if (Object.hasOwn(args, field)) {
-        Object.defineProperty(picked, field, {
-          value: (args as Record<string, unknown>)[field],
-          enumerable: true,
-          writable: true,
-          configurable: true
-        })
-      }
-    }
-    const selected = canonical(picked, tool)
+    const selected = canonical(pickOwn(args, keyFields), tool)
     if (Result.isFailure(selected)) return Result.fail(selected.failure)
     keyText = selected.success
   }
@@ -589,6 +566,45 @@ export const materialOf = (
  */
 export type SyncDigest = (text: string) => string
 
+/** The options of {@link forCall} and {@link forCallSync} but the digest. */
+interface CallKeyOptions {
+  readonly scope: Scope
+  readonly ordinal?: number | undefined
+  readonly strategy?: Strategy | undefined
+  readonly material?: Material | undefined
+  readonly policy?: KeyPolicy.KeyPolicy | undefined
+}
+
+/** The texts a call's key and fingerprint hash, and its material: what both digests share. */
+const callInputs = (
+  call: ValidatedToolCall,
+  options: CallKeyOptions
+): Result.Result<{ readonly key: string; readonly fingerprint: string; readonly material: Material }, KeyError> => {
+  let m = options.material
+  if (m === undefined) {
+    const derived = materialOf(call, options.policy)
+    if (Result.isFailure(derived)) return Result.fail(derived.failure)
+    m = derived.success
+  }
+  let key: string
+  if (options.strategy === "providerId") {
+    const tenant = options.scope.tenant
+    const id = call.id ?? ""
+    const bad = id === ""
+      ? "the call has no provider id"
+      : !wellFormed(tenant) || !wellFormed(call.name) || !wellFormed(id)
+      ? "text contains a lone surrogate"
+      : undefined
+    if (bad !== undefined) return Result.fail(new UnkeyableArguments({ toolName: call.name, path: "", reason: bad }))
+    key = providerIdInput(tenant, call.name, id)
+  } else {
+    const input = keyInput(options.scope, m, options.ordinal ?? 0)
+    if (Result.isFailure(input)) return Result.fail(input.failure)
+    key = input.success
+  }
+  return Result.succeed({ key, fingerprint: fingerprintInput(m), material: m })
+}
+
 /**
  * {@link forCall} with a synchronous digest: the same keys, without an Effect per hash (the
  * executor's hot path). Fails with a {@link KeyError}.
@@ -598,42 +614,13 @@ export type SyncDigest = (text: string) => string
  */
 export const forCallSync = (
   call: ValidatedToolCall,
-  options: {
-    readonly scope: Scope
-    readonly ordinal?: number | undefined
-    readonly strategy?: Strategy | undefined
-    readonly digest: SyncDigest
-    readonly material?: Material | undefined
-    readonly policy?: KeyPolicy.KeyPolicy | undefined
-  }
-): Result.Result<CallKeys, KeyError> => {
-  let m = options.material
-  if (m === undefined) {
-    const derived = materialOf(call, options.policy)
-    if (Result.isFailure(derived)) return Result.fail(derived.failure)
-    m = derived.success
-  }
-  let key: IntentKey
-  if (options.strategy === "providerId") {
-    const { scope } = options
-    if (call.id === null || call.id === "") {
-      return Result.fail(
-        new UnkeyableArguments({ toolName: call.name, path: "", reason: "the call has no provider id" })
-      )
-    }
-    if (!wellFormed(scope.tenant) || !wellFormed(call.name) || !wellFormed(call.id)) {
-      return Result.fail(
-        new UnkeyableArguments({ toolName: call.name, path: "", reason: "text contains a lone surrogate" })
-      )
-    }
-    key = format(options.digest(providerIdInput(scope.tenant, call.name, call.id))) as IntentKey
-  } else {
-    const input = keyInput(options.scope, m, options.ordinal ?? 0)
-    if (Result.isFailure(input)) return Result.fail(input.failure)
-    key = format(options.digest(input.success)) as IntentKey
-  }
-  return Result.succeed({ key, fingerprint: format(options.digest(fingerprintInput(m))) as Fingerprint, material: m })
-}
+  options: CallKeyOptions & { readonly digest: SyncDigest }
+): Result.Result<CallKeys, KeyError> =>
+  Result.map(callInputs(call, options), (inputs) => ({
+    key: format(options.digest(inputs.key)) as IntentKey,
+    fingerprint: format(options.digest(inputs.fingerprint)) as Fingerprint,
+    material: inputs.material
+  }))
 
 /**
  * Derives the key and fingerprint of a validated call in a scope.
@@ -650,26 +637,14 @@ export const forCallSync = (
  */
 export const forCall = (
   call: ValidatedToolCall,
-  options: {
-    readonly scope: Scope
-    readonly ordinal?: number | undefined
-    readonly strategy?: Strategy | undefined
-    readonly digest?: Digest | undefined
-    readonly material?: Material | undefined
-    readonly policy?: KeyPolicy.KeyPolicy | undefined
-  }
+  options: CallKeyOptions & { readonly digest?: Digest | undefined }
 ): Effect.Effect<CallKeys, KeyError> =>
   Effect.gen(function*() {
     const digest = options.digest ?? webCryptoDigest
-    const m = options.material ?? (yield* Effect.fromResult(materialOf(call, options.policy)))
-    let key: IntentKey
-    if (options.strategy === "providerId") {
-      if (call.id === null || call.id === "") {
-        return yield* new UnkeyableArguments({ toolName: call.name, path: "", reason: "the call has no provider id" })
-      }
-      key = yield* providerIdKey(options.scope.tenant, call.name, call.id, digest)
-    } else {
-      key = yield* intentKey(options.scope, m, options.ordinal ?? 0, digest)
+    const inputs = yield* Effect.fromResult(callInputs(call, options))
+    return {
+      key: format(yield* digest(inputs.key)) as IntentKey,
+      fingerprint: format(yield* digest(inputs.fingerprint)) as Fingerprint,
+      material: inputs.material
     }
-    return { key, fingerprint: yield* fingerprint(m, digest), material: m }
   })

@@ -35,6 +35,9 @@
  * `IdempotencyKey.Policy` annotation on a tool, or a handler's `keyPolicy` option of
  * `ToolExecutor`.
  *
+ * (Why one long module: the policy, its JSON form, its check and its use in a key are one concept;
+ * the calendar arithmetic is `internal/calendarWindow`, the paths `internal/argumentPath`.)
+ *
  * @since 0.1.0
  */
 import { type DateTime, Result, Schema } from "effect"

@@ -11,6 +11,9 @@ export * as AssemblyError from "./AssemblyError.js"
 export * as Assembler from "./Assembler.js"
 
 /** @since 0.1.0 */
+export * as EventReader from "./EventReader.js"
+
+/** @since 0.1.0 */
 export * as FinishReason from "./FinishReason.js"
 
 /** @since 0.1.0 */

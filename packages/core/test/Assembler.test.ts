@@ -1,7 +1,7 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Assembler, FinishReason, type StreamEvent } from "@toolgate/core"
 import { Random } from "@toolgate/testing"
-import { Effect, Fiber, Result, Schema, Stream } from "effect"
+import { Effect, Equal, Fiber, Result, Schema, Stream } from "effect"
 
 /** OpenAI Chat's reasons under the compatible profile (the table lives in the adapters). */
 const chat = FinishReason.makePolicy("openai-chat", { success: ["tool_calls", "stop"], tokenLimit: ["length"] })
@@ -66,6 +66,45 @@ describe("Assembler properties", () => {
         expect(turn.text).toBe("Working on it.")
       }),
     { arbitrary: { runs: 200 } }
+  )
+
+  it.effect.prop(
+    "any released turn is made of the public classes, equal to what their public constructors build",
+    { calls: Calls, seed: Schema.Int },
+    ({ calls, seed }) =>
+      Effect.gen(function*() {
+        const events = interleaved(calls, seed)
+        const turn = yield* Stream.fromIterable(events).pipe(Assembler.assemble())
+        // The machine builds them without effect's schema pass (`Schema.makeClassTrusted`, which
+        // the pinned effect has); they must be indistinguishable from checked instances.
+        expect(typeof (Schema as unknown as Record<string, unknown>)["makeClassTrusted"]).toBe("function")
+        const checked = new Assembler.AssembledTurn({
+          text: turn.text,
+          finishReason: turn.finishReason,
+          usage: turn.usage,
+          toolCalls: turn.toolCalls.map((c) =>
+            new Assembler.AssembledToolCall({
+              index: c.index,
+              id: c.id,
+              name: c.name,
+              argumentsText: c.argumentsText,
+              arguments: JSON.parse(c.argumentsText === "" ? "{}" : c.argumentsText)
+            })
+          )
+        })
+        expect(turn).toBeInstanceOf(Assembler.AssembledTurn)
+        expect(Schema.is(Assembler.AssembledTurn)(turn)).toBe(true)
+        for (const call of turn.toolCalls) {
+          expect(call).toBeInstanceOf(Assembler.AssembledToolCall)
+          expect(Schema.is(Assembler.AssembledToolCall)(call)).toBe(true)
+        }
+        expect(Equal.equals(turn, checked)).toBe(true)
+        expect(turn).toStrictEqual(checked)
+        expect(Schema.encodeSync(Assembler.AssembledTurn)(turn)).toStrictEqual(
+          Schema.encodeSync(Assembler.AssembledTurn)(checked)
+        )
+      }),
+    { arbitrary: { runs: 100 } }
   )
 
   it.effect.prop(

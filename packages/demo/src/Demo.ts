@@ -13,6 +13,9 @@
  * Running it again replays every step from the journal and every call from the store: no model
  * request for a completed turn, no new CRM mutation.
  *
+ * (Why one long module: the demo is one program whose run, naive comparison and report read top to
+ * bottom; its scenario is `DemoScenario`, the naive loop `NaivePipeline`.)
+ *
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
@@ -139,10 +142,17 @@ const requestOf = (lead: DemoScenario.Lead): ModelStream.ModelRequest => ({
   providerOptions: { user: lead.id }
 })
 
-const userOf = (body: unknown) => String((body as { user?: unknown }).user)
+/** The lead a request is for: its `user` (the lead id, or `tenant/leadId` as the lead cluster sends it). */
+const userOf = (body: unknown) => String((body as { user?: unknown }).user).split("/").pop()!
 
-/** The fake provider's plan: each step of each lead's turn, with the lead's fault on its step's first request. */
-const providerPlan =
+/**
+ * The fake provider's plan: each step of each lead's turn, with the lead's fault on its step's
+ * first request; `paceMs` between writes.
+ *
+ * @since 0.1.0
+ * @category fakes
+ */
+export const providerPlan =
   (byId: ReadonlyMap<string, DemoScenario.Lead>, paceMs: number) => (request: FakeProvider.Request) => {
     const lead = byId.get(userOf(request.body))
     const step = FakeProvider.stepOf(request.body)
@@ -176,11 +186,24 @@ const providerPlan =
     }
   }
 
-/** Attempts are counted per lead and step: a retry of a step is its attempt 2. */
-const requestKey = (r: Omit<FakeProvider.Request, "key" | "attempt" | "seq">) =>
+/**
+ * The fake provider's request key: attempts are counted per lead and step (a retry of a step is
+ * its attempt 2).
+ *
+ * @since 0.1.0
+ * @category fakes
+ */
+export const requestKey = (r: Omit<FakeProvider.Request, "key" | "attempt" | "seq">) =>
   `${userOf(r.body)}#${FakeProvider.stepOf(r.body)}`
 
-const crmPlan =
+/**
+ * The fake CRM's plan: `crm_ambiguous` leads get their first `assign_owner` applied and its answer
+ * dropped.
+ *
+ * @since 0.1.0
+ * @category fakes
+ */
+export const crmPlan =
   (byId: ReadonlyMap<string, DemoScenario.Lead>) => (request: FakeCrm.Request): FakeCrm.Fault | undefined =>
     byId.get(request.lead)?.fault === "crm_ambiguous" && request.action === "assign_owner" && request.attempt === 1
       ? { _tag: "ApplyThenDrop" }

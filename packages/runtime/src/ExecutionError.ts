@@ -11,6 +11,9 @@
  * `InvalidExecutorOptions` (at `ToolExecutor.make`) and `InvalidStoreRequest` (a store operation
  * called with an impossible lease, retention or attempt count).
  *
+ * (Why one long module: the errors are one vocabulary, each with its fields documented; splitting
+ * them would scatter the union callers match on.)
+ *
  * @since 0.1.0
  */
 import type { IdempotencyKey, KeyPolicy } from "@toolgate/core"

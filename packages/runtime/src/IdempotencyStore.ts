@@ -42,6 +42,10 @@
  *
  * Layers: {@link layerSql} (PostgreSQL or PGlite, one implementation), {@link layerMemory}.
  *
+ * (Why one long module: the store's contract, the rules above with each operation's request and
+ * result types, is one concept; its implementations are `internal/sqlStore` and
+ * `internal/memoryStore`.)
+ *
  * @since 0.1.0
  */
 import { Context, Effect, Layer, type Option } from "effect"

@@ -6,8 +6,8 @@
  *
  * Protocol:
  *
- * - `POST <any path>` with a JSON object body `{ "lead": string, "action": string, ... }`
- *   applies one mutation and answers `200 {"id": "mut_000001", "lead", "action", "status":
+ * - `POST <any path>` with a JSON object body `{ "lead": string, "action": string, ... }` (or
+ *   `lead_id` for `lead`, as a tool's own parameters name it) applies one mutation and answers `200 {"id": "mut_000001", "lead", "action", "status":
  *   "applied"}`. Without an `action` member, the last path segment is the action
  *   (`POST /tools/create_task`). A body that is not such an object is `400`, not applied.
  * - `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header): the first request with a
@@ -259,18 +259,23 @@ export const make = (options: Options = {}): Effect.Effect<Server, never, Scope.
         const action = typeof record?.action === "string"
           ? record.action
           : path.split("?")[0]!.split("/").filter((s) => s !== "").pop()
-        if (record === undefined || typeof record.lead !== "string" || action === undefined) {
+        const lead = typeof record?.lead === "string"
+          ? record.lead
+          : typeof record?.lead_id === "string"
+          ? record.lead_id
+          : undefined
+        if (record === undefined || lead === undefined || action === undefined) {
           counters.rejected++
           json(res, 400, errorBody("bad_request", "expected a JSON object with a string `lead` and an `action`"))
           return
         }
-        const pair = `${record.lead}/${action}`
+        const pair = `${lead}/${action}`
         const attempt = (attempts.get(pair) ?? 0) + 1
         attempts.set(pair, attempt)
         const header = req.headers["idempotency-key"]
         const idempotencyKey = typeof header === "string" && header !== "" ? header : null
         const request: Request = {
-          lead: record.lead,
+          lead,
           action,
           body: record,
           idempotencyKey,

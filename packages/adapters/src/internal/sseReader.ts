@@ -22,26 +22,19 @@
  *
  * @internal
  */
-import { AssemblyError, type StreamEvent } from "@toolgate/core"
+import { AssemblyError, type EventReader, ModelStreamError, type StreamEvent } from "@toolgate/core"
 import { createParser, type EventSourceMessage } from "eventsource-parser"
 import type * as Decoder from "../Decoder.js"
 import * as EventStreamProbe from "./eventStreamProbe.js"
 
-/** The reading state of one body. */
-export interface Reader {
-  /**
-   * Reads the chunks of one pull. Returns the body's `NotAnEventStream` verdict when it is
-   * decided before the end (past the limit, no SSE line, no event): these chunks are then not
-   * decoded.
-   */
-  readonly read: (chunks: ReadonlyArray<Uint8Array>) => EventStreamProbe.Verdict | undefined
-  /** The body ended: flushes the text decoder, the unframed last line and the decoder's `onEnd`. */
-  readonly end: () => void
-  /** The core events produced since the last call, in order; `undefined` when there are none. */
-  readonly take: () => Array<StreamEvent.StreamEvent> | undefined
-  /** After `end`: the body's verdict when it is not an event stream and produced no event. */
-  readonly verdict: () => EventStreamProbe.Verdict | undefined
-}
+/**
+ * The reading state of one body: core's `EventReader` over the body's bytes. `read` returns the
+ * body's `NotAnEventStream` when it is decided before the end (past the limit without an SSE line):
+ * those chunks are then not decoded; `end` flushes the text decoder, the unframed last line and
+ * the decoder's `onEnd`, and returns `NotAnEventStream` for a body that is not an event stream and
+ * produced no event.
+ */
+export type Reader = EventReader.EventReader<Uint8Array, ModelStreamError.NotAnEventStream>
 
 const stream: TextDecodeOptions = { stream: true }
 
@@ -109,10 +102,10 @@ export const make = (decoder: Decoder.Decoder, maxEventSize: number): Reader => 
     if (failed) parser.reset()
   }
 
-  const read = (chunks: ReadonlyArray<Uint8Array>): EventStreamProbe.Verdict | undefined => {
+  const read = (chunks: ReadonlyArray<Uint8Array>): ModelStreamError.NotAnEventStream | undefined => {
     if (!produced) {
       for (let i = 0; i < chunks.length; i++) probe.feed(chunks[i]!)
-      if (probe.overLimit()) return probe.end()
+      if (probe.overLimit()) return notAnEventStream(probe.end())
     }
     for (let i = 0; i < chunks.length; i++) {
       if (failed) break
@@ -121,12 +114,14 @@ export const make = (decoder: Decoder.Decoder, maxEventSize: number): Reader => 
     return undefined
   }
 
-  const end = () => {
+  const end = (): ModelStreamError.NotAnEventStream | undefined => {
     feed(text.decode())
-    if (failed) return
-    lines?.end()
-    const last = decoder.onEnd?.()
-    if (last !== undefined) emit(last)
+    if (!failed) {
+      lines?.end()
+      const last = decoder.onEnd?.()
+      if (last !== undefined) emit(last)
+    }
+    return produced ? undefined : notAnEventStream(probe.end())
   }
 
   const take = () => {
@@ -136,10 +131,11 @@ export const make = (decoder: Decoder.Decoder, maxEventSize: number): Reader => 
     return batch
   }
 
-  const verdict = () => produced ? undefined : probe.end()
-
-  return { read, end, take, verdict }
+  return { read, end, take }
 }
+
+const notAnEventStream = (verdict: EventStreamProbe.Verdict | undefined) =>
+  verdict === undefined ? undefined : new ModelStreamError.NotAnEventStream({ ...verdict, contentType: null })
 
 const LF = 10
 const CR = 13

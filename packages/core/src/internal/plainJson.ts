@@ -1,5 +1,6 @@
 /**
- * The check that a value is plain JSON that hashes deterministically (the rules of the
+ * Plain JSON for the keys: `pickOwn` (the key fields of the arguments), `sha256Hex` (the Web Crypto
+ * digest), and the check that a value is plain JSON that hashes deterministically (the rules of the
  * `IdempotencyKey` module docs): finite numbers within ±(2^53−1), well-formed strings and keys (no
  * lone surrogates), plain objects and arrays, nested at most 512 levels.
  *
@@ -59,4 +60,33 @@ export const violation = (value: unknown, path: string, depth = 0): { path: stri
     default:
       return { path, reason: `${typeof value} is not a JSON value` }
   }
+}
+
+/**
+ * The own members `fields` of `args`, in `fields` order; a field `args` lacks is left out. Set with
+ * `defineProperty`, not assignment: a JSON key `"__proto__"` must stay an own member.
+ */
+export const pickOwn = (args: object, fields: ReadonlyArray<string>): Record<string, unknown> => {
+  const picked: Record<string, unknown> = {}
+  for (const field of fields) {
+    if (Object.hasOwn(args, field)) {
+      Object.defineProperty(picked, field, {
+        value: (args as Record<string, unknown>)[field],
+        enumerable: true,
+        writable: true,
+        configurable: true
+      })
+    }
+  }
+  return picked
+}
+
+const utf8 = new TextEncoder()
+
+/** The lowercase hex SHA-256 of a string's UTF-8 bytes, through the Web Crypto API. */
+export const sha256Hex = async (text: string): Promise<string> => {
+  const view = new Uint8Array(await globalThis.crypto.subtle.digest("SHA-256", utf8.encode(text)))
+  let out = ""
+  for (let i = 0; i < view.length; i++) out += view[i]!.toString(16).padStart(2, "0")
+  return out
 }

@@ -4,6 +4,9 @@
  * step, so it is atomic in its process. Its clock is effect's `Clock` (so `TestClock` drives it)
  * unless an operation passes `now`.
  *
+ * (Why one long module: it mirrors `sqlStatements` operation for operation; keeping both in the
+ * same shape is what lets them be compared.)
+ *
  * @internal
  */
 import { Array as Arr, Effect, Option, Order } from "effect"

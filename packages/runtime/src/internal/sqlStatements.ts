@@ -5,6 +5,9 @@
  * (`… AND fence = $3 AND status = 'in_progress'`); time is `coalesce($now, now())`, the database
  * clock unless a test injects one.
  *
+ * (Why one long module: every statement of the store side by side, so each write's fence can be
+ * read against the others and against `memoryStore`, which mirrors them decision for decision.)
+ *
  * @internal
  */
 import { Effect } from "effect"

@@ -6,6 +6,9 @@
  * step n + 1 happens before the consumer pulls past step n's `StepCompleted`, so a consumer that
  * stops there (a worker shutting down) leaves no step claimed.
  *
+ * (Why one long module: acquiring, deciding and executing a step share the turn's state, the
+ * transcript, the occurrences and the cost, and read in the order a step runs.)
+ *
  * @internal
  */
 import { Assembler, IdempotencyKey, ModelStream, ModelStreamError, type StreamEvent, ToolCall } from "@toolgate/core"

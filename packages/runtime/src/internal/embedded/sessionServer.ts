@@ -23,6 +23,9 @@
  * A connection that holds the session without sending anything for `holdTimeoutMs` is cut off the
  * same way, so a stalled process cannot stall the others.
  *
+ * (Why one long module: the wire protocol's message framing, the one-session-at-a-time queue over
+ * the database and the sockets' lifecycle are one server.)
+ *
  * @internal
  */
 import type { PGlite } from "@electric-sql/pglite"
