@@ -130,6 +130,8 @@ const scenario = (store: Store) =>
     const secondExit = yield* Effect.promise(() => second.exit)
     assert.strictEqual(secondExit.code, 0, second.stderr())
     const racer = Worker.start("outbox.mjs", { ...common, mode: "dispatch", owner: "racer", leaseMs: 3_000 })
+    // the racer reopens the store first (on the embedded store it takes the directory over)
+    yield* Effect.promise(() => racer.event("ready"))
     const cli = spawn(process.execPath, [Cli.bin, "dispatch", "--json", "--poll-ms", "100", ...storeFlags(store)], {
       cwd: Cli.root,
       stdio: ["ignore", "pipe", "pipe"]

@@ -46,7 +46,8 @@ const messagesOf = (scope: string) =>
     return yield* outbox.list({ scope, limit: 1000 })
   })
 
-const fast = { retryBaseMs: 0, retryMaxMs: 0, pollMs: 20, deliveryTimeoutMs: 300, leaseMs: 2_000 }
+/** No backoff; a timeout and a lease long enough for a loaded machine (a stall outlasts the timeout). */
+const fast = { retryBaseMs: 0, retryMaxMs: 0, pollMs: 20, deliveryTimeoutMs: 2_000, leaseMs: 10_000 }
 
 /** Registers the suite for one layer providing the store, its outbox and an `HttpClient`. */
 export const dispatcherSuite = (
@@ -83,7 +84,7 @@ export const dispatcherSuite = (
               : r.nth === 2
               ? { _tag: "Status", status: 429 }
               : r.nth === 3
-              ? { _tag: "Stall", ms: 2_000 }
+              ? { _tag: "Stall", ms: 6_000 }
               : { _tag: "Ok" }
         })
         const { downstreamKey, ref } = yield* completed([FollowUp.webhook(receiver.url, { n: 1 })])
