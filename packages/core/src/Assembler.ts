@@ -35,11 +35,12 @@
  * once per upstream array of events, never per event.
  *
  * The module is longer than most because it is one concept: the fold, the classes it releases and
- * its two Effect forms (the arithmetic on argument text is in `internal/arguments.ts`).
+ * its two Effect forms (the arithmetic on argument text is in `internal/arguments.ts`, how a Stream
+ * drives the machine in `internal/assemblerDrive.ts`).
  *
  * @since 0.1.0
  */
-import { Cause, Effect, Pull, Result, Schema, Stream } from "effect"
+import { Effect, Result, Schema, Stream } from "effect"
 import {
   ArgumentsTooLarge,
   type AssemblyError,
@@ -56,6 +57,7 @@ import {
 import * as EventReader from "./EventReader.js"
 import type { FinishClass } from "./FinishReason.js"
 import * as Arguments from "./internal/arguments.js"
+import * as Drive from "./internal/assemblerDrive.js"
 import { type StreamEvent, type ToolCallDelta, Usage } from "./StreamEvent.js"
 
 /**
@@ -531,59 +533,9 @@ export const assemble =
   (options?: Options) =>
   <E, R>(self: Stream.Stream<StreamEvent, E, R>): Effect.Effect<AssembledTurn, AssemblyError | E, R> => {
     const reads = EventReader.readsOf(self)
-    return reads === undefined ? assembleEvents(self, options) : assembleReads(reads, options)
+    const machine = () => make(options)
+    return reads === undefined ? Drive.assembleEvents(self, machine) : Drive.assembleReads(reads, machine)
   }
-
-const assembleEvents = <E, R>(
-  self: Stream.Stream<StreamEvent, E, R>,
-  options: Options | undefined
-): Effect.Effect<AssembledTurn, AssemblyError | E, R> =>
-  Effect.suspend(() => {
-    const machine = make(options)
-    return Stream.runForEachArray(self, (events) => pushAll(machine, events)).pipe(
-      Effect.flatMap(() => Effect.fromResult(machine.end()))
-    )
-  })
-
-/** Pushes a batch of events; fails with the machine's failure as soon as there is one. */
-const pushAll = (
-  machine: Machine,
-  events: ReadonlyArray<StreamEvent> | undefined
-): Effect.Effect<void, AssemblyError> => {
-  if (events !== undefined) {
-    for (let i = 0; i < events.length; i++) {
-      machine.push(events[i]!)
-      if (machine.failure !== undefined) return Effect.fail(machine.failure)
-    }
-  }
-  return Effect.void
-}
-
-/** {@link assemble} fused with the decoding of an `EventReader.fromReads` stream. */
-const assembleReads = <E, R>(
-  reads: EventReader.Reads<unknown, E, R, E>,
-  options: Options | undefined
-): Effect.Effect<AssembledTurn, AssemblyError | E, R> =>
-  Effect.suspend(() => {
-    const machine = make(options)
-    const reader = reads.open()
-    return Stream.runForEachArray(reads.upstream, (chunks): Effect.Effect<void, AssemblyError | E> => {
-      const failure = reader.read(chunks)
-      return failure === undefined ? pushAll(machine, reader.take()) : Effect.fail(failure)
-    }).pipe(
-      Effect.flatMap((): Effect.Effect<AssembledTurn, AssemblyError | E> => {
-        const failure = reader.end()
-        const events = reader.take()
-        if (events !== undefined) {
-          for (let i = 0; i < events.length; i++) {
-            machine.push(events[i]!)
-            if (machine.failure !== undefined) return Effect.fail(machine.failure)
-          }
-        }
-        return failure === undefined ? Effect.fromResult(machine.end()) : Effect.fail(failure)
-      })
-    )
-  })
 
 /**
  * The streaming form: forwards every text delta downstream the moment its event arrives, and
@@ -602,77 +554,11 @@ export const stream = (options?: Options) =>
 ): Stream.Stream<Output, AssemblyError | E, R> => {
   const reads = EventReader.readsOf(self)
   return reads === undefined
-    ? Stream.transformPull(self, (pull) => Effect.sync(() => pullOutputs(pull, make(options))))
+    ? Stream.transformPull(self, (pull) => Effect.sync(() => Drive.pullOutputs(pull, make(options))))
     : Stream.transformPull(
       reads.upstream,
-      (pull) => Effect.sync(() => pullOutputs(pull, make(options), reads.open()))
+      (pull) => Effect.sync(() => Drive.pullOutputs(pull, make(options), reads.open()))
     )
-}
-
-type Outputs = readonly [Output, ...Array<Output>]
-
-/**
- * The pull of {@link stream}: one upstream array, then its text deltas as one array (or, at the
- * end, the completed turn). Without `reader` the upstream arrays are events; with it they are the
- * chunks of one read, which the reader decodes first (the fused stage). The effects are built once
- * per stream and rerun for every upstream array.
- */
-const pullOutputs = <I, E>(
-  pull: Pull.Pull<readonly [I, ...Array<I>], E, void>,
-  machine: Machine,
-  reader?: EventReader.EventReader<I, E>
-): Pull.Pull<Outputs, AssemblyError | E, void> => {
-  let halted = false
-  let pendingFailure: AssemblyError | E | undefined
-  /** Pushes a batch of events and collects their text deltas; keeps the first failure for the next pull. */
-  const collect = (events: ReadonlyArray<StreamEvent>, out: Array<Output>) => {
-    for (let i = 0; i < events.length; i++) {
-      const event = events[i]!
-      machine.push(event)
-      if (event.text) out.push({ _tag: "TextDelta", text: event.text })
-      if (machine.failure !== undefined) {
-        pendingFailure = machine.failure
-        return
-      }
-    }
-  }
-  const finish = (out: Array<Output>): Pull.Pull<Outputs, AssemblyError | E, void> => {
-    if (pendingFailure === undefined) {
-      const verdict = machine.end()
-      if (Result.isFailure(verdict)) pendingFailure = verdict.failure
-      else out.push({ _tag: "TurnCompleted", turn: verdict.success })
-    }
-    return out.length > 0 ? Effect.succeed(out as unknown as Outputs) : next
-  }
-  const step = Effect.matchCauseEffect(pull, {
-    onFailure: (cause): Pull.Pull<Outputs, AssemblyError | E, void> => {
-      if (!Pull.isDoneCause(cause)) return Effect.failCause(cause as Cause.Cause<E>)
-      halted = true
-      const out: Array<Output> = []
-      if (reader !== undefined) {
-        const failure = reader.end()
-        const events = reader.take()
-        if (events !== undefined) collect(events, out)
-        if (pendingFailure === undefined && failure !== undefined) pendingFailure = failure
-      }
-      return finish(out)
-    },
-    onSuccess: (batch) => {
-      const out: Array<Output> = []
-      if (reader === undefined) collect(batch as unknown as ReadonlyArray<StreamEvent>, out)
-      else {
-        const failure = reader.read(batch)
-        if (failure !== undefined) return Effect.fail(failure)
-        const events = reader.take()
-        if (events !== undefined) collect(events, out)
-      }
-      return out.length > 0 ? Effect.succeed(out as unknown as Outputs) : next
-    }
-  })
-  const next: Pull.Pull<Outputs, AssemblyError | E, void> = Effect.suspend(() =>
-    pendingFailure !== undefined ? Effect.fail(pendingFailure) : halted ? Cause.done() : step
-  )
-  return next
 }
 
 /**

@@ -1,0 +1,130 @@
+/**
+ * How the assembler's machine is driven by a Stream: `Assembler.assemble` (over events, or fused
+ * with the decoding of an `EventReader.fromReads` stream) and the pull of `Assembler.stream`. The
+ * machine itself, its rules and its outputs are `Assembler`'s.
+ *
+ * @internal
+ */
+import { Cause, Effect, Pull, Result, Stream } from "effect"
+import type { AssembledTurn, Machine, Output } from "../Assembler.js"
+import type { AssemblyError } from "../AssemblyError.js"
+import type * as EventReader from "../EventReader.js"
+import type { StreamEvent } from "../StreamEvent.js"
+
+/** `Assembler.assemble` over a stream of events. */
+export const assembleEvents = <E, R>(
+  self: Stream.Stream<StreamEvent, E, R>,
+  makeMachine: () => Machine
+): Effect.Effect<AssembledTurn, AssemblyError | E, R> =>
+  Effect.suspend(() => {
+    const machine = makeMachine()
+    return Stream.runForEachArray(self, (events) => pushAll(machine, events)).pipe(
+      Effect.flatMap(() => Effect.fromResult(machine.end()))
+    )
+  })
+
+/** Pushes a batch of events; fails with the machine's failure as soon as there is one. */
+const pushAll = (
+  machine: Machine,
+  events: ReadonlyArray<StreamEvent> | undefined
+): Effect.Effect<void, AssemblyError> => {
+  if (events !== undefined) {
+    for (let i = 0; i < events.length; i++) {
+      machine.push(events[i]!)
+      if (machine.failure !== undefined) return Effect.fail(machine.failure)
+    }
+  }
+  return Effect.void
+}
+
+/** `Assembler.assemble` fused with the decoding of an `EventReader.fromReads` stream. */
+export const assembleReads = <E, R>(
+  reads: EventReader.Reads<unknown, E, R, E>,
+  makeMachine: () => Machine
+): Effect.Effect<AssembledTurn, AssemblyError | E, R> =>
+  Effect.suspend(() => {
+    const machine = makeMachine()
+    const reader = reads.open()
+    return Stream.runForEachArray(reads.upstream, (chunks): Effect.Effect<void, AssemblyError | E> => {
+      const failure = reader.read(chunks)
+      return failure === undefined ? pushAll(machine, reader.take()) : Effect.fail(failure)
+    }).pipe(
+      Effect.flatMap((): Effect.Effect<AssembledTurn, AssemblyError | E> => {
+        const failure = reader.end()
+        const events = reader.take()
+        if (events !== undefined) {
+          for (let i = 0; i < events.length; i++) {
+            machine.push(events[i]!)
+            if (machine.failure !== undefined) return Effect.fail(machine.failure)
+          }
+        }
+        return failure === undefined ? Effect.fromResult(machine.end()) : Effect.fail(failure)
+      })
+    )
+  })
+
+type Outputs = readonly [Output, ...Array<Output>]
+
+/**
+ * The pull of `Assembler.stream`: one upstream array, then its text deltas as one array (or, at the
+ * end, the completed turn). Without `reader` the upstream arrays are events; with it they are the
+ * chunks of one read, which the reader decodes first (the fused stage). The effects are built once
+ * per stream and rerun for every upstream array.
+ */
+export const pullOutputs = <I, E>(
+  pull: Pull.Pull<readonly [I, ...Array<I>], E, void>,
+  machine: Machine,
+  reader?: EventReader.EventReader<I, E>
+): Pull.Pull<Outputs, AssemblyError | E, void> => {
+  let halted = false
+  let pendingFailure: AssemblyError | E | undefined
+  /** Pushes a batch of events and collects their text deltas; keeps the first failure for the next pull. */
+  const collect = (events: ReadonlyArray<StreamEvent>, out: Array<Output>) => {
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!
+      machine.push(event)
+      if (event.text) out.push({ _tag: "TextDelta", text: event.text })
+      if (machine.failure !== undefined) {
+        pendingFailure = machine.failure
+        return
+      }
+    }
+  }
+  const finish = (out: Array<Output>): Pull.Pull<Outputs, AssemblyError | E, void> => {
+    if (pendingFailure === undefined) {
+      const verdict = machine.end()
+      if (Result.isFailure(verdict)) pendingFailure = verdict.failure
+      else out.push({ _tag: "TurnCompleted", turn: verdict.success })
+    }
+    return out.length > 0 ? Effect.succeed(out as unknown as Outputs) : next
+  }
+  const step = Effect.matchCauseEffect(pull, {
+    onFailure: (cause): Pull.Pull<Outputs, AssemblyError | E, void> => {
+      if (!Pull.isDoneCause(cause)) return Effect.failCause(cause as Cause.Cause<E>)
+      halted = true
+      const out: Array<Output> = []
+      if (reader !== undefined) {
+        const failure = reader.end()
+        const events = reader.take()
+        if (events !== undefined) collect(events, out)
+        if (pendingFailure === undefined && failure !== undefined) pendingFailure = failure
+      }
+      return finish(out)
+    },
+    onSuccess: (batch) => {
+      const out: Array<Output> = []
+      if (reader === undefined) collect(batch as unknown as ReadonlyArray<StreamEvent>, out)
+      else {
+        const failure = reader.read(batch)
+        if (failure !== undefined) return Effect.fail(failure)
+        const events = reader.take()
+        if (events !== undefined) collect(events, out)
+      }
+      return out.length > 0 ? Effect.succeed(out as unknown as Outputs) : next
+    }
+  })
+  const next: Pull.Pull<Outputs, AssemblyError | E, void> = Effect.suspend(() =>
+    pendingFailure !== undefined ? Effect.fail(pendingFailure) : halted ? Cause.done() : step
+  )
+  return next
+}
