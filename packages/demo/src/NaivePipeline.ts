@@ -153,6 +153,8 @@ const step = async (
                 body: JSON.stringify({ lead: lead.id, action: name, ...(parsed as object) })
               }).then((r) => r.text(), () => `{"error":"the CRM did not answer"}`)
               stats.executed++
+              // the follow-ups fire on the tool event, whatever became of the call
+              if (name === "assign_owner") await notify(options, lead.id, parsed)
             }
             executed.push({ id, name, arguments: args.get(index)!, result })
           }
@@ -170,11 +172,25 @@ const step = async (
   return undefined
 }
 
+/** The two follow-ups of an owner assignment, sent at once and never recorded. */
+const notify = async (options: Options, lead: string, parsed: unknown): Promise<void> => {
+  const owner = (parsed as { owner_id?: unknown }).owner_id
+  const post = (url: string, body: unknown) =>
+    fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+      .then((r) => r.text(), () => "")
+  await Promise.all([
+    post(options.slackUrl, { event: "rep_notified", lead, owner }),
+    post(options.adsUrl, { event: "conversion", lead })
+  ])
+}
+
 /**
  * Where to send a lead and what to count it in.
  *
  * - `body`: the request body without `messages` (model, tools, stream options, `user`).
  * - `prompt`: the conversation's first messages.
+ * - `slackUrl`, `adsUrl`: the rep notification and the conversion import, POSTed after every
+ *   `assign_owner` the loop sends (on the tool event, as such pipelines do).
  * - `crashAfterStep`: stop after that step's calls executed, as a worker that crashed there.
  * - `afterStep`: called once each step's calls have executed.
  *
@@ -184,6 +200,9 @@ const step = async (
 export interface Options {
   readonly providerUrl: string
   readonly crmUrl: string
+  /** Where the rep notification and the conversion import go (see the demo's receivers). */
+  readonly slackUrl: string
+  readonly adsUrl: string
   readonly body: Readonly<Record<string, unknown>>
   readonly prompt: ReadonlyArray<unknown>
   readonly stats: Stats
