@@ -74,6 +74,24 @@ interface ToolCall {
   readonly result: string
 }
 
+/**
+ * One read of the body, rejected when `signal` aborts: undici (6.x, Node 22's `fetch`) can leave a
+ * read pending for ever when the abort lands after the whole body arrived but before the stream
+ * was read to its end (nodejs/undici#4089; seen here as the naive loop parked at `reader.read()`
+ * with no socket left).
+ */
+const readOrAbort = (
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  signal: AbortSignal
+): Promise<ReadableStreamReadResult<Uint8Array>> => {
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason)
+    signal.addEventListener("abort", onAbort, { once: true })
+    reader.read().then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort))
+  })
+}
+
 /** One step: its request, up to 4 attempts 100 ms apart with a 1 s read timeout; the calls it executed. */
 const step = async (
   lead: Lead,
@@ -113,7 +131,9 @@ const step = async (
       while (true) {
         clearTimeout(timer)
         timer = setTimeout(() => controller.abort(), 1000)
-        const { done: ended, value } = await reader.read()
+        const { done: ended, value } = await readOrAbort(reader, controller.signal)
+        // the read timeout covers the read only, not the calls executed below
+        clearTimeout(timer)
         if (ended) break
         pending += decoder.decode(value, { stream: true })
         const lines = pending.split("\n")
