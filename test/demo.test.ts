@@ -41,6 +41,8 @@ const demo = async (...args: Array<string>): Promise<Demo.Report> => {
       "crmDuplicates",
       "crmMutations",
       "executed",
+      "notificationDuplicates",
+      "notificationsDelivered",
       "rejected",
       "replayed",
       "requestsSaved",
@@ -57,6 +59,9 @@ const expectSound = (report: Demo.Report) => {
   const { naive, toolgate: row } = report
   expect(row.crmDuplicates).toBe(0)
   expect(row.corrupted).toBe(0)
+  // the follow-ups of verified assignments only, each once (two per assignment)
+  expect(row.notificationDuplicates).toBe(0)
+  expect(row.notificationsDelivered % 2).toBe(0)
   expect(row.executed + row.replayed + row.unknown).toBe(row.assembled)
   expect(row.assembled).toBeGreaterThan(0)
   expect(row.stepsReplayed).toBeGreaterThan(0)
@@ -64,6 +69,7 @@ const expectSound = (report: Demo.Report) => {
   // The naive loop, over the same leads and faults, asks the model again on every delivery: it
   // duplicates mutations, acts on bad calls, and makes more requests.
   expect(naive.crmDuplicates).toBeGreaterThan(0)
+  expect(naive.notificationDuplicates).toBeGreaterThan(0)
   expect(naive.corrupted).toBeGreaterThan(0)
   expect(naive.attempts).toBeGreaterThan(row.attempts)
   expect(naive.stepsReplayed + naive.requestsSaved + naive.replayed).toBe(0)
@@ -80,11 +86,14 @@ const firstAndSecond = async (...args: Array<string>) => {
   const mutating = first.toolgate.executed - first.leads
   expect(first.toolgate.crmMutations).toBeGreaterThanOrEqual(mutating)
   expect(first.toolgate.crmMutations).toBeLessThanOrEqual(mutating + first.toolgate.unknown)
+  expect(first.toolgate.notificationsDelivered).toBeGreaterThan(0)
 
   const second = await demo(...args)
   expectSound(second)
   expect(second.toolgate.executed).toBe(0)
   expect(second.toolgate.crmMutations).toBe(0)
+  // nothing executed, nothing new to follow up
+  expect(second.toolgate.notificationsDelivered).toBe(0)
   expect(second.toolgate.assembled).toBe(first.toolgate.assembled)
   expect(second.toolgate.replayed).toBe(first.toolgate.executed + first.toolgate.replayed)
   expect(second.toolgate.unknown).toBe(first.toolgate.unknown)
@@ -141,6 +150,9 @@ Postgres.describeServer(pg, "toolgate demo --store postgres://", () => {
   END IF;
   IF to_regclass('toolgate.step_journal') IS NOT NULL THEN
     DELETE FROM toolgate.step_journal WHERE scope = 'demo';
+  END IF;
+  IF to_regclass('toolgate.outbox_message') IS NOT NULL THEN
+    DELETE FROM toolgate.outbox_message WHERE scope = 'demo';
   END IF;
 END $$`)
       }).pipe(Effect.provide(Postgres.client(1)))

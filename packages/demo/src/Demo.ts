@@ -8,7 +8,11 @@
  * same leads and faults go through a naive agent loop that asks the model again on every delivery,
  * and a report puts both side by side: model requests made and saved (steps replayed from the
  * journal), retries, calls, executed, replayed, rejected by error tag, outcomes unknown, and the
- * CRM's own count of mutations and duplicates.
+ * CRM's own count of mutations and duplicates. Each owner assignment is followed by two messages,
+ * the rep notification (a Slack-like receiver) and the offline-conversion import (an ads-like
+ * receiver), both counting duplicates by (lead, event): toolgate declares them as follow-ups,
+ * written with the call's completion and delivered by the outbox's dispatcher (a fiber of the
+ * worker); the naive loop fires them on every `assign_owner` it sends.
  *
  * Running it again replays every step from the journal and every call from the store: no model
  * request for a completed turn, no new CRM mutation.
@@ -24,14 +28,17 @@ import { ModelStream } from "@toolgate/core"
 import {
   Agent,
   EmbeddedPostgres,
+  FollowUp,
   IdempotencyStore,
+  Outbox,
+  OutboxDispatcher,
   StepJournal,
   type ToolCallPipeline,
   ToolExecutor,
   WebhookHandler
 } from "@toolgate/runtime"
-import { FakeCrm, FakeProvider } from "@toolgate/testing"
-import { Clock, Console, Deferred, Effect, Layer, Redacted, Result, Stream } from "effect"
+import { FakeCrm, FakeProvider, FakeReceiver } from "@toolgate/testing"
+import { Clock, Console, Deferred, Effect, Fiber, Layer, Redacted, Result, Stream } from "effect"
 import { Prompt } from "effect/ai"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as DemoScenario from "./DemoScenario.js"
@@ -71,6 +78,8 @@ export interface Options {
  * - `rejected`: turns rejected, by the error tag of their failed step, and calls whose execution
  *   failed, by error tag.
  * - `crmMutations`, `crmDuplicates`: the CRM's own count.
+ * - `notificationsDelivered`, `notificationDuplicates`: the receivers' count of rep notifications
+ *   and conversion imports applied, and of those that repeated one already applied.
  * - `corrupted`: executions a correct pipeline would never have made (naive only; 0 for toolgate
  *   by construction).
  *
@@ -89,6 +98,8 @@ export interface Row {
   readonly unknown: number
   readonly crmMutations: number
   readonly crmDuplicates: number
+  readonly notificationsDelivered: number
+  readonly notificationDuplicates: number
   readonly corrupted: number
 }
 
@@ -107,6 +118,29 @@ export interface Report {
   readonly toolgate: Row
   readonly naive: Row
 }
+
+/**
+ * The Slack-like and ads-like receivers of one pipeline; they apply every request they get (no
+ * deduplication) and count repeats of a (lead, event).
+ */
+const receivers = Effect.gen(function*() {
+  const identity = (request: FakeReceiver.Request) => {
+    try {
+      const body = JSON.parse(request.body) as { readonly lead?: unknown; readonly event?: unknown }
+      return `${String(body.lead)}/${String(body.event)}`
+    } catch {
+      return request.key ?? "(no key)"
+    }
+  }
+  const slack = yield* FakeReceiver.make({ dedupe: false, identity })
+  const ads = yield* FakeReceiver.make({ dedupe: false, identity })
+  const count = () => {
+    let delivered = 0
+    for (const n of [...slack.applied().values(), ...ads.applied().values()]) delivered += n
+    return { delivered, duplicates: slack.duplicates() + ads.duplicates() }
+  }
+  return { slackUrl: `${slack.url}/hooks/rep`, adsUrl: `${ads.url}/conversions`, count }
+})
 
 const crmAction = (crmUrl: string, action: "create_task" | "assign_owner") =>
   WebhookHandler.handler({
@@ -243,6 +277,7 @@ export const run = (options: Options) =>
 
     const provider = yield* FakeProvider.make({ plan: providerPlan(byId, 1), seed: options.seed, requestKey })
     const crm = yield* FakeCrm.make({ plan: crmPlan(byId) })
+    const notifications = yield* receivers
 
     const handlers = {
       lookup_contact: {
@@ -250,12 +285,25 @@ export const run = (options: Options) =>
           Effect.succeed(DemoScenario.contactOf(params))
       },
       create_task: crmAction(crm.url, "create_task"),
-      assign_owner: crmAction(crm.url, "assign_owner")
+      assign_owner: {
+        ...crmAction(crm.url, "assign_owner"),
+        // after the verified assignment only: notify the rep, import the conversion
+        followUps: (params: { readonly lead_id: string; readonly owner_id: string }) => [
+          FollowUp.webhook(notifications.slackUrl, {
+            event: "rep_notified",
+            lead: params.lead_id,
+            owner: params.owner_id
+          }, { orderingKey: `${params.lead_id}/rep` }),
+          FollowUp.webhook(notifications.adsUrl, { event: "conversion", lead: params.lead_id })
+        ]
+      }
     }
     const sql = options.store === undefined
       ? EmbeddedPostgres.layer({ dataDir: options.dataDir })
       : PgClient.layer({ url: Redacted.make(options.store), maxConnections: 8 })
-    const stores = Layer.mergeAll(IdempotencyStore.layerSql(), StepJournal.layerSql()).pipe(Layer.provide(sql))
+    const stores = Layer.mergeAll(IdempotencyStore.layerSql(), StepJournal.layerSql(), Outbox.layerSql()).pipe(
+      Layer.provideMerge(sql)
+    )
     const agentLayer = Agent.layer.pipe(
       Layer.provide(
         ToolExecutor.layer(DemoScenario.toolkit, handlers, { timeoutMs: 1_500, waitMs: 5_000 }).pipe(
@@ -263,7 +311,8 @@ export const run = (options: Options) =>
         )
       ),
       Layer.provide(HttpModelStream.layer(modelOf(provider.url)).pipe(Layer.provide(HttpTransport.layerNode))),
-      Layer.provide(stores)
+      // the stores stay in context for the worker's dispatcher (one embedded store, one build)
+      Layer.provideMerge(stores)
     )
 
     const row = {
@@ -389,8 +438,17 @@ export const run = (options: Options) =>
       }
       const batch = options.preview ? rest : leads
       draw()
+      // the worker's dispatcher: a fiber beside the turns, then a last drain
+      const dispatcher = yield* OutboxDispatcher.make({ pollMs: 100, concurrency: 8 })
+      const stop = yield* Deferred.make<void>()
+      const dispatching = yield* Effect.forkChild(dispatcher.run({ stop: Deferred.await(stop) }), {
+        startImmediately: true
+      })
       yield* Effect.forEach(batch, (lead) => handle(agent, lead, false), { concurrency: 64, discard: true })
-    }).pipe(Effect.provide(agentLayer))
+      yield* Deferred.succeed(stop, undefined)
+      yield* Fiber.join(dispatching)
+      yield* Effect.ignore(dispatcher.drain)
+    }).pipe(Effect.provide(Layer.merge(agentLayer, FetchHttpClient.layer)))
     if (options.progress) process.stderr.write("\n")
     const crmStats = yield* crm.stats
     const providerStats = yield* provider.stats
@@ -398,6 +456,7 @@ export const run = (options: Options) =>
     // The naive loop: same leads, same faults, its own fake provider and CRM.
     const naiveProvider = yield* FakeProvider.make({ plan: providerPlan(byId, 1), seed: options.seed, requestKey })
     const naiveCrm = yield* FakeCrm.make({ plan: crmPlan(byId) })
+    const naiveNotifications = yield* receivers
     const naive = NaivePipeline.emptyStats()
     const naiveModel = modelOf(naiveProvider.url)
     yield* Effect.promise(async () => {
@@ -410,6 +469,8 @@ export const run = (options: Options) =>
         return NaivePipeline.runLead(lead, {
           providerUrl: `${naiveProvider.url}/v1/chat/completions`,
           crmUrl: naiveCrm.url,
+          slackUrl: naiveNotifications.slackUrl,
+          adsUrl: naiveNotifications.adsUrl,
           body,
           prompt: messages,
           stats: naive,
@@ -456,6 +517,8 @@ export const run = (options: Options) =>
         attempts: providerStats.requests,
         crmMutations: crmStats.mutations,
         crmDuplicates: crmStats.duplicates,
+        notificationsDelivered: notifications.count().delivered,
+        notificationDuplicates: notifications.count().duplicates,
         corrupted: 0
       },
       naive: {
@@ -470,6 +533,8 @@ export const run = (options: Options) =>
         unknown: 0,
         crmMutations: naiveCrmStats.mutations,
         crmDuplicates: naiveCrmStats.duplicates,
+        notificationsDelivered: naiveNotifications.count().delivered,
+        notificationDuplicates: naiveNotifications.count().duplicates,
         corrupted: naive.corrupted
       }
     }
@@ -495,7 +560,9 @@ export const render = (report: Report): string => {
     ["outcome unknown", (r) => String(r.unknown)],
     ["corrupted calls acted on", (r) => String(r.corrupted)],
     ["CRM mutations", (r) => String(r.crmMutations)],
-    ["CRM duplicate mutations", (r) => String(r.crmDuplicates)]
+    ["CRM duplicate mutations", (r) => String(r.crmDuplicates)],
+    ["notifications delivered", (r) => String(r.notificationsDelivered)],
+    ["duplicate notifications", (r) => String(r.notificationDuplicates)]
   ]
   const left = Math.max(...rows.map(([label]) => label.length))
   const mid = Math.max(8, ...rows.map(([, f]) => f(report.toolgate).length))
@@ -515,7 +582,7 @@ export const render = (report: Report): string => {
     ...lines,
     "",
     toolgate.crmDuplicates === 0
-      ? `toolgate: 0 duplicate CRM mutations, ${toolgate.requestsSaved} model requests saved by the journal; the naive loop made ${naive.crmDuplicates} duplicates, acted on ${naive.corrupted} corrupted calls and asked the model ${
+      ? `toolgate: 0 duplicate CRM mutations, ${toolgate.notificationDuplicates} duplicate notifications, ${toolgate.requestsSaved} model requests saved by the journal; the naive loop made ${naive.crmDuplicates} duplicate mutations and ${naive.notificationDuplicates} duplicate notifications, acted on ${naive.corrupted} corrupted calls and asked the model ${
         naive.attempts - toolgate.attempts
       } more times.`
       : `toolgate made ${toolgate.crmDuplicates} duplicate CRM mutations: this is a bug, please report it.`,

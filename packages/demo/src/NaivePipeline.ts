@@ -74,6 +74,24 @@ interface ToolCall {
   readonly result: string
 }
 
+/**
+ * One read of the body, rejected when `signal` aborts: undici (6.x, Node 22's `fetch`) can leave a
+ * read pending for ever when the abort lands after the whole body arrived but before the stream
+ * was read to its end (nodejs/undici#4089; seen here as the naive loop parked at `reader.read()`
+ * with no socket left).
+ */
+const readOrAbort = (
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  signal: AbortSignal
+): Promise<ReadableStreamReadResult<Uint8Array>> => {
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason)
+    signal.addEventListener("abort", onAbort, { once: true })
+    reader.read().then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort))
+  })
+}
+
 /** One step: its request, up to 4 attempts 100 ms apart with a 1 s read timeout; the calls it executed. */
 const step = async (
   lead: Lead,
@@ -113,7 +131,9 @@ const step = async (
       while (true) {
         clearTimeout(timer)
         timer = setTimeout(() => controller.abort(), 1000)
-        const { done: ended, value } = await reader.read()
+        const { done: ended, value } = await readOrAbort(reader, controller.signal)
+        // the read timeout covers the read only, not the calls executed below
+        clearTimeout(timer)
         if (ended) break
         pending += decoder.decode(value, { stream: true })
         const lines = pending.split("\n")
@@ -153,6 +173,8 @@ const step = async (
                 body: JSON.stringify({ lead: lead.id, action: name, ...(parsed as object) })
               }).then((r) => r.text(), () => `{"error":"the CRM did not answer"}`)
               stats.executed++
+              // the follow-ups fire on the tool event, whatever became of the call
+              if (name === "assign_owner") await notify(options, lead.id, parsed)
             }
             executed.push({ id, name, arguments: args.get(index)!, result })
           }
@@ -170,11 +192,25 @@ const step = async (
   return undefined
 }
 
+/** The two follow-ups of an owner assignment, sent at once and never recorded. */
+const notify = async (options: Options, lead: string, parsed: unknown): Promise<void> => {
+  const owner = (parsed as { owner_id?: unknown }).owner_id
+  const post = (url: string, body: unknown) =>
+    fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+      .then((r) => r.text(), () => "")
+  await Promise.all([
+    post(options.slackUrl, { event: "rep_notified", lead, owner }),
+    post(options.adsUrl, { event: "conversion", lead })
+  ])
+}
+
 /**
  * Where to send a lead and what to count it in.
  *
  * - `body`: the request body without `messages` (model, tools, stream options, `user`).
  * - `prompt`: the conversation's first messages.
+ * - `slackUrl`, `adsUrl`: the rep notification and the conversion import, POSTed after every
+ *   `assign_owner` the loop sends (on the tool event, as such pipelines do).
  * - `crashAfterStep`: stop after that step's calls executed, as a worker that crashed there.
  * - `afterStep`: called once each step's calls have executed.
  *
@@ -184,6 +220,9 @@ const step = async (
 export interface Options {
   readonly providerUrl: string
   readonly crmUrl: string
+  /** Where the rep notification and the conversion import go (see the demo's receivers). */
+  readonly slackUrl: string
+  readonly adsUrl: string
   readonly body: Readonly<Record<string, unknown>>
   readonly prompt: ReadonlyArray<unknown>
   readonly stats: Stats

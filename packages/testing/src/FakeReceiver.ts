@@ -44,7 +44,9 @@ export interface Request {
 }
 
 /**
- * Options: `dedupe` (default `true`), `fault` (default: every request `Ok`).
+ * Options: `dedupe` (default `true`), `fault` (default: every request `Ok`), `identity`: what an
+ * application is counted by (default: its key), e.g. the business event a body names, so senders
+ * that use different keys (or none) are counted alike.
  *
  * @since 0.1.0
  * @category models
@@ -52,6 +54,7 @@ export interface Request {
 export interface Options {
   readonly dedupe?: boolean | undefined
   readonly fault?: ((request: Request) => Fault) | undefined
+  readonly identity?: ((request: Request) => string) | undefined
 }
 
 /**
@@ -59,9 +62,9 @@ export interface Options {
  *
  * - `requests()`: requests received; `requestsOf(key)`: of one key; `awaitRequests(n)`: waits
  *   (real time, polling every 5 ms) until `n` requests were received.
- * - `applied()`: applications by key (with `dedupe`, at most 1 each); `bodies()`: the body of each
- *   key's first application.
- * - `duplicates()`: applications beyond the first of their key (0 with `dedupe`).
+ * - `applied()`: applications by key (or `identity`; with `dedupe`, at most 1 each); `bodies()`:
+ *   the body of each one's first application.
+ * - `duplicates()`: applications beyond the first of their key or identity (0 with `dedupe`).
  *
  * @since 0.1.0
  * @category models
@@ -89,8 +92,8 @@ export const make = (options: Options = {}): Effect.Effect<FakeReceiver, never, 
     const bodies = new Map<string, string>()
     let requests = 0
     let duplicates = 0
-    const apply = (key: string | null, body: string): void => {
-      const id = key ?? `(no key #${requests})`
+    const apply = (key: string | null, body: string, request: Request): void => {
+      const id = options.identity?.(request) ?? key ?? `(no key #${requests})`
       if (dedupe && applied.has(id)) return
       const before = applied.get(id) ?? 0
       if (before > 0) duplicates++
@@ -104,14 +107,15 @@ export const make = (options: Options = {}): Effect.Effect<FakeReceiver, never, 
         const key = typeof header === "string" ? header : null
         const nth = (seen.get(key ?? "") ?? 0) + 1
         if (key !== null) seen.set(key, nth)
-        const fault = options.fault?.({ key, path: req.url ?? "/", nth, body }) ?? { _tag: "Ok" }
+        const request: Request = { key, path: req.url ?? "/", nth, body }
+        const fault = options.fault?.(request) ?? { _tag: "Ok" }
         const answer = (status: number) => {
           res.writeHead(status, { "content-type": "application/json" })
           res.end(status < 300 ? `{"ok":true}` : `{"ok":false}`)
         }
         switch (fault._tag) {
           case "Ok":
-            apply(key, body)
+            apply(key, body, request)
             return answer(200)
           case "Status":
             return answer(fault.status)
@@ -120,12 +124,12 @@ export const make = (options: Options = {}): Effect.Effect<FakeReceiver, never, 
               if (!res.destroyed) answer(200)
             })
           case "Slow":
-            apply(key, body)
+            apply(key, body, request)
             return timers.later(fault.ms, () => {
               if (!res.destroyed) answer(200)
             })
           case "AppliedThenFail":
-            apply(key, body)
+            apply(key, body, request)
             return answer(fault.status)
         }
       })
