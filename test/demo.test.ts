@@ -23,7 +23,7 @@ const scratch = mkdtempSync(join(tmpdir(), "toolgate-demo-test-"))
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-const toolgate = (...args: Array<string>) => Cli.toolgate(args, { cwd: scratch, timeoutMs: 50_000 })
+const toolgate = (...args: Array<string>) => Cli.toolgate(args, { cwd: scratch, timeoutMs: 170_000 })
 
 /** Runs the demo and parses its stdout, which must be exactly one JSON object. */
 const demo = async (...args: Array<string>): Promise<Demo.Report> => {
@@ -115,7 +115,7 @@ describe("toolgate demo", () => {
       // PGlite's first start in a new directory runs initdb (several seconds); the second reopens it.
       await firstAndSecond("--data-dir", join(scratch, "store"))
     },
-    60_000
+    180_000
   )
 
   it.concurrent.for([
@@ -162,5 +162,5 @@ END $$`)
 
   it("0 duplicates for toolgate, some for naive; a second run executes nothing", async () => {
     await firstAndSecond("--store", Postgres.url)
-  }, 60_000)
+  }, 180_000)
 })
