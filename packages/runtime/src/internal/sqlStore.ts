@@ -73,6 +73,31 @@ export const migrate = (
     )
   })
 
+/**
+ * A statement with its codecs, run on `sql`: `Request` encodes the parameters (`params` puts them
+ * in placeholder order), `Row` decodes each returned row; failures become `StoreUnavailable` naming
+ * the operation and the record's key hash (null when the statement has none). Shared by the store,
+ * the outbox and the step journal.
+ *
+ * @internal
+ */
+export const queryOn = (sql: SqlClient.SqlClient) =>
+<Req extends Schema.Constraint, Row extends Schema.Constraint>(
+  operation: StoreOperation,
+  statement: string,
+  { Request, Row, params }: Codecs.Codec<Req, Row>
+) => {
+  const run = SqlSchema.findAll({
+    Request,
+    Result: Row,
+    execute: (request) => sql.unsafe(statement, params(request))
+  })
+  return (request: Req["Type"], keyHash: string | null = null) =>
+    (run(request) as Effect.Effect<Array<Row["Type"]>, SqlError.SqlError | Schema.SchemaError>).pipe(
+      Effect.mapError(unavailable(operation, keyHash))
+    )
+}
+
 /** @internal */
 export const make = (schema: string) =>
   Effect.gen(function*() {
@@ -80,25 +105,7 @@ export const make = (schema: string) =>
     const sql = yield* SqlClient.SqlClient
     const s = statements(names(schema))
 
-    /**
-     * A statement with its codecs: `Request` encodes the parameters (`params` puts them in
-     * placeholder order), `Row` decodes each returned row; failures become `StoreUnavailable`.
-     */
-    const query = <Req extends Schema.Constraint, Row extends Schema.Constraint>(
-      operation: StoreOperation,
-      statement: string,
-      { Request, Row, params }: Codecs.Codec<Req, Row>
-    ) => {
-      const run = SqlSchema.findAll({
-        Request,
-        Result: Row,
-        execute: (request) => sql.unsafe(statement, params(request))
-      })
-      return (request: Req["Type"], keyHash: string | null) =>
-        (run(request) as Effect.Effect<Array<Row["Type"]>, SqlError.SqlError | Schema.SchemaError>).pipe(
-          Effect.mapError(unavailable(operation, keyHash))
-        )
-    }
+    const query = queryOn(sql)
 
     const claimQuery = query("claim", s.claim, Codecs.claim)
     const readQuery = query("read", s.read, Codecs.read)

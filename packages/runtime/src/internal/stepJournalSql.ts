@@ -11,11 +11,11 @@
  * @internal
  */
 import { Effect, Option, Schema } from "effect"
-import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import { type StoreOperation, StoreUnavailable } from "../ExecutionError.js"
 import type * as StepJournal from "../StepJournal.js"
 import { StepLeaseLost } from "../StepJournal.js"
-import { migrate, unavailable } from "./sqlStore.js"
+import { migrate, queryOn } from "./sqlStore.js"
 import { checkClaim, checkHeartbeat, outputText, readOutput } from "./stepJournalRules.js"
 
 /** Qualified names of the journal's objects in one schema. */
@@ -168,23 +168,14 @@ export const make = (schema: string) =>
     const sql = yield* SqlClient.SqlClient
     const s = statements(schema)
 
+    const run = queryOn(sql)
     const query = <Req extends Schema.Top, Row extends Schema.Top>(
       operation: StoreOperation,
       statement: string,
       Request: Req,
       Row: Row,
       params: (request: Req["Encoded"]) => ReadonlyArray<unknown>
-    ) => {
-      const run = SqlSchema.findAll({
-        Request,
-        Result: Row,
-        execute: (request) => sql.unsafe(statement, params(request))
-      })
-      return (request: Req["Type"]) =>
-        (run(request) as Effect.Effect<Array<Row["Type"]>, SqlError.SqlError | Schema.SchemaError>).pipe(
-          Effect.mapError(unavailable(operation, null))
-        )
-    }
+    ) => run(operation, statement, { Request, Row, params })
 
     const claimQuery = query(
       "claimStep",

@@ -4,13 +4,12 @@
  *
  * @internal
  */
-import { Effect, Schema } from "effect"
-import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
-import type { StoreOperation } from "../../ExecutionError.js"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import type * as Outbox from "../../Outbox.js"
 import * as Codecs from "../sqlCodecs.js"
 import { names, statements } from "../sqlStatements.js"
-import { migrate, unavailable } from "../sqlStore.js"
+import { migrate, queryOn } from "../sqlStore.js"
 import { clampLimit } from "../storeRules.js"
 import { MessageLeaseLost } from "./errors.js"
 
@@ -21,21 +20,7 @@ export const make = (schema: string) =>
     const sql = yield* SqlClient.SqlClient
     const s = statements(names(schema))
 
-    const query = <Req extends Schema.Constraint, Row extends Schema.Constraint>(
-      operation: StoreOperation,
-      statement: string,
-      { Request, Row, params }: Codecs.Codec<Req, Row>
-    ) => {
-      const run = SqlSchema.findAll({
-        Request,
-        Result: Row,
-        execute: (request) => sql.unsafe(statement, params(request))
-      })
-      return (request: Req["Type"]) =>
-        (run(request) as Effect.Effect<Array<Row["Type"]>, SqlError.SqlError | Schema.SchemaError>).pipe(
-          Effect.mapError(unavailable(operation, null))
-        )
-    }
+    const query = queryOn(sql)
 
     const listQuery = query("listMessages", s.listMessages, Codecs.listMessages)
     const claimQuery = query("claimMessages", s.claimMessages, Codecs.claimMessages)
