@@ -187,8 +187,12 @@ const scenario = (store: Store) =>
     racer.child.kill("SIGTERM")
     const racerExit = yield* Effect.promise(() => racer.exit)
     assert.strictEqual(racerExit.code, 130, racer.stderr())
-    const stopped = cliOut.trim().split("\n").map((l) => JSON.parse(l) as { event: string }).at(-1)
+    const lines = cliOut.trim().split("\n").map((l) => JSON.parse(l) as { event: string; delivered?: number })
+    const stopped = lines.at(-1)
     assert.strictEqual(stopped?.event, "stopped", cliOut)
+    // its totals are the sum of its rounds' (as they were when the signal came, not when it started)
+    const rounds = lines.filter((l) => l.event === "round")
+    assert.strictEqual(stopped?.delivered, rounds.reduce((n, l) => n + (l.delivered ?? 0), 0), cliOut)
 
     // exactly once with receiver dedup, at least once without, never for an unverified mutation
     assert.strictEqual(messages.length, succeeded.length * 2)

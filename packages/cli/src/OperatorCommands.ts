@@ -345,6 +345,13 @@ export const dispatch = Command.make("dispatch", {
         { event: "ready", wake: wakeups === undefined ? "poll" : "listen" },
         `dispatching the outbox (${wakeups === undefined ? `polling every ${flags.pollMs} ms` : "LISTEN/NOTIFY"})`
       )
+      // the totals as they are when it runs (after a drain, or once a signal stopped the rounds)
+      const stopped = Effect.suspend(() =>
+        print(
+          { event: "stopped", ...totals },
+          `stopped: delivered ${totals.delivered}, retried ${totals.retried}, dead-lettered ${totals.deadLettered}`
+        )
+      )
       if (flags.once) {
         yield* dispatcher.drain
       } else {
@@ -353,10 +360,6 @@ export const dispatch = Command.make("dispatch", {
           startImmediately: true
         })
         // SIGTERM/SIGINT interrupt this fiber: stop claiming, let the round in progress settle
-        const stopped = print(
-          { event: "stopped", ...totals },
-          `stopped: delivered ${totals.delivered}, retried ${totals.retried}, dead-lettered ${totals.deadLettered}`
-        )
         yield* Fiber.join(running).pipe(
           Effect.onInterrupt(() =>
             Deferred.succeed(stop, undefined).pipe(
@@ -369,10 +372,7 @@ export const dispatch = Command.make("dispatch", {
         )
         return
       }
-      yield* print(
-        { event: "stopped", ...totals },
-        `stopped: delivered ${totals.delivered}, retried ${totals.retried}, dead-lettered ${totals.deadLettered}`
-      )
+      yield* stopped
     })
     yield* body.pipe(
       Effect.scoped,
