@@ -137,7 +137,7 @@ const makeSides = (schema: string) =>
  * message (PostgreSQL protocol 3.0, "Message Formats"). The start-up exchange (a length-prefixed
  * message without a type byte, after an optional `SSLRequest`/`GSSENCRequest`) is skipped.
  */
-const roundTripRelay = (url: string) =>
+export const roundTripRelay = (url: string) =>
   Effect.acquireRelease(
     Effect.callback<{ readonly port: number; readonly count: () => number; readonly server: Net.Server }>(
       (resume) => {
