@@ -27,8 +27,9 @@
  * Run: `npx tsc -b bench && npx node bench/dist/agentStep.js [--quick]` (or through
  * `bench/main.ts`, which imports {@link runAgentStepBenchmark}). The server is `TOOLGATE_PG_URL`
  * (default `postgres://postgres@127.0.0.1:5432/test`); the bench works in its own schema and
- * drops it, and in its own temporary data directory for PGlite, removed at the end. About 30 s
- * (`--quick`: about 15 s), most of it the data directory's initdb.
+ * drops it, and in its own temporary data directory for PGlite, removed at the end. About 20 s
+ * (`--quick`: about 12 s), of which opening the stores (PGlite's initdb) takes 5–10 s. Progress
+ * goes to stderr.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { PgClient } from "@effect/sql-pg"
@@ -51,6 +52,8 @@ import { fmt, fmtMs, markdownTable, textTable } from "./report.js"
 import { partsOf, percentile, Probe, type StepParts, timed } from "./stepProbe.js"
 
 const title = "Call back about pricing"
+const log = (began: number, message: string) =>
+  process.stderr.write(`  agent step: ${message} (${((performance.now() - began) / 1000).toFixed(1)} s)\n`)
 const leadPattern = /lead-[a-z]+-\d+/
 
 /** The tools file of the run: one CRM tool with its webhook (`FakeCrm.toolDefinition`). */
@@ -278,6 +281,7 @@ export const runAgentStepBenchmark = (options: { readonly quick?: boolean } = {}
       )
     )
 
+    log(began, "stores open")
     let n = 0
     let output: StepJournal.StepOutput | undefined
     const once = (store: Pick<typeof built[number], "name" | "probe" | "context" | "samples">, keep: boolean) =>
@@ -294,6 +298,7 @@ export const runAgentStepBenchmark = (options: { readonly quick?: boolean } = {}
       for (let k = 0; k < built.length; k++) yield* once(built[(i + k) % built.length]!, true)
     }
 
+    log(began, `${counts.timed} timed steps per store done`)
     // Round trips on the wire: the server through the relay, one step at a time, apart from the timed steps.
     const counted = yield* Effect.scoped(Effect.gen(function*() {
       const relay = yield* roundTripRelay(url)
@@ -315,6 +320,7 @@ export const runAgentStepBenchmark = (options: { readonly quick?: boolean } = {}
       return store.samples
     }))
 
+    log(began, "round trips counted")
     const validation = validationMicros(toolkit, output!)
     return { samples: built.map((s) => s.samples), counted, validation }
   }).pipe(Effect.scoped, Effect.provideService(Metric.MetricRegistry, new Map()))
@@ -391,11 +397,12 @@ const agentStepNote = (steps: number, counted: number, warmup: number): string =
   `in the step it runs between release and journal record, so it is part of **rest**.\n` +
   `- **rest**: the step's total minus the parts timed in it: the loop's streams and fibers, the assembler's end, ` +
   `validation, the executor's key derivation, result encoding and bookkeeping.\n` +
-  `- **total**: from \`Agent.runTurn\` to its result. **CPU ms**: \`process.cpuUsage\` over the step (PGlite's ` +
-  `database runs in this process; the server's does not).\n` +
+  `- **total**: from \`Agent.runTurn\` to its result. **CPU ms**: \`process.cpuUsage\` over the step, of this ` +
+  `process, which runs the fake provider and the fake CRM too, and PGlite's database (the server's runs apart).\n` +
   `- **PostgreSQL round trips**: counted on the wire in a separate pass of ${counted} steps through a TCP relay ` +
   `(\`roundTripRelay\` of \`bench/execution.ts\`: each \`Sync\` or simple \`Query\` the client sends), median per ` +
-  `step; the parts' counts are the relay's count across each timed call. PGlite's session is not relayed.\n` +
+  `step; the parts' counts are the relay's count across each timed call. No heartbeat falls in a step (the step ` +
+  `lease's is every 10 s). PGlite's session is not relayed; it is sent the same statements.\n` +
   `- **median**, **p90** and **mean** of each part over the steps, each part on its own: the parts' medians do not ` +
   `add up to the total's (the slow steps are not slow in the same part), their means do (rest included).`
 
