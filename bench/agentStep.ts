@@ -402,7 +402,7 @@ const agentStepNote = (steps: number, counted: number, warmup: number): string =
   `- **PostgreSQL round trips**: counted on the wire in a separate pass of ${counted} steps through a TCP relay ` +
   `(\`roundTripRelay\` of \`bench/execution.ts\`: each \`Sync\` or simple \`Query\` the client sends), median per ` +
   `step; the parts' counts are the relay's count across each timed call. No heartbeat falls in a step (the step ` +
-  `lease's is every 10 s). PGlite's session is not relayed; it is sent the same statements.\n` +
+  `lease's heartbeat beats every 10 s). PGlite's session is not relayed; it is sent the same statements.\n` +
   `- **median**, **p90** and **mean** of each part over the steps, each part on its own: the parts' medians do not ` +
   `add up to the total's (the slow steps are not slow in the same part), their means do (rest included).`
 
