@@ -189,8 +189,9 @@ interface Call {
    * The arguments text received so far is `args` followed by the pieces in `tail`. Deltas are
    * pushed onto `tail` and joined into `args` in batches of `joinBatch` pieces, so a call holds
    * one string (a rope node) per 128 deltas rather than one per 3–12-character delta, and at most
-   * 127 separate pieces. When the next call opens, the previous one is joined whole: a stream in
-   * flight holds its finished calls as single strings. Read it through `argumentsText`.
+   * 127 separate pieces. When the next call opens, the previous one is made one flat string
+   * (`settle`): a stream in flight holds its finished calls as their characters only. Read it
+   * through `argumentsText`.
    */
   args: string
   tail: Array<string>
@@ -435,7 +436,7 @@ class AssemblyMachine implements Machine {
       highEnd: false
     }
     const calls = this.calls
-    if (calls.length > 0) argumentsText(calls[calls.length - 1]!)
+    if (calls.length > 0) settle(calls[calls.length - 1]!)
     calls.push(call)
     this.byIndex.set(index, call)
     this.current = call
@@ -601,6 +602,20 @@ const badIndex = (index: unknown) =>
  * ~64 KiB on a 64 KiB call.
  */
 const joinBatch = 128
+
+/**
+ * Makes a call's arguments text so far one flat string: its pieces and the rope of its joined
+ * batches (one 20-byte node per batch) become a single string. Done to the last call when the next
+ * one opens (providers send calls one after another), so the finished calls of a stream in flight
+ * hold only their characters. The copy is the one reading the text whole would make anyway: each
+ * call is settled at most once per call opened after it.
+ */
+const settle = (call: Call): void => {
+  const tail = call.tail
+  tail.unshift(call.args)
+  call.args = tail.join("")
+  call.tail = []
+}
 
 /** A call's arguments text so far (joins its pending pieces). */
 const argumentsText = (call: Call): string => {
