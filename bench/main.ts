@@ -8,7 +8,9 @@
  * hand-written analysis below its marker is kept.
  *
  * `--quick` runs fewer, shorter rounds, inspects a 50 MB capture once, and does not touch
- * RESULTS.md (for trying changes).
+ * RESULTS.md (for trying changes). `--gap` measures only the floor and toolgate (their table, heap
+ * per stream) and the gap ladder, prints them and stops: no SDKs, first text, inspect, execution
+ * or validation, and RESULTS.md is not touched (for work on one layer of the ladder).
  *
  * Why one long module: the phases share the plan, the timings and the report, and read in the
  * order they run, ending with the RESULTS.md they fill in.
@@ -25,6 +27,7 @@ import { cell, fmt, fmtMs, machine, markdownTable, packageVersion, textTable } f
 import * as Validation from "./schema.js"
 
 const quick = process.argv.includes("--quick")
+const gapOnly = process.argv.includes("--gap")
 const began = performance.now()
 const loadBefore = os.loadavg()
 
@@ -75,7 +78,10 @@ const rowsFor = (list: ReadonlyArray<Contender>, of: ReadonlyArray<GeneratedStre
   )
 
 const inputs = providers.flatMap((provider) => sizeNames.map((size) => generate(provider, size)))
-const rows = rowsFor(contenders, inputs)
+const rows = rowsFor(
+  gapOnly ? contenders.filter((c) => c.name === "floor" || c.name === "toolgate") : contenders,
+  inputs
+)
 const rowsOf = (input: GeneratedStream, of: ReadonlyArray<Row>) => of.filter((row) => row.input === input)
 
 const checkAll = async (of: ReadonlyArray<Row>) => {
@@ -129,7 +135,7 @@ for (const row of gapRows) {
 await timeRounds(gapRows, gapRounds, (size) => plan[size].gap)
 phase("gap ladder")
 
-for (let i = 0; i < Math.max(...sizeNames.map((size) => plan[size].firstText)); i++) {
+for (let i = 0; i < (gapOnly ? 0 : Math.max(...sizeNames.map((size) => plan[size].firstText))); i++) {
   for (const row of rows) {
     if (i < plan[row.input.size].firstText) row.firstText.push(await firstText(row.contender, row.input))
   }
@@ -301,6 +307,11 @@ const inputCells = inputs.map((input) => [
 
 process.stdout.write(`\n${textTable(header, lines.map((line) => line.cells))}\n\n${targets}\n`)
 process.stdout.write(`\nWhere toolgate's time over the floor goes (bench/gap.ts):\n${textTable(gapHeader, gapCells)}\n`)
+
+if (gapOnly) {
+  log(`--gap: done in ${seconds(began)}; RESULTS.md not written`)
+  process.exit(0)
+}
 
 // ---------------------------------------------------------------------------------------------
 // toolgate inspect on large captures

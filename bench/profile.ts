@@ -5,19 +5,21 @@
  *
  *   npx tsc -b bench && node --no-turbo-inlining bench/dist/profile.js [provider] [size] [contender] [count]
  *
- * Defaults: `openai-chat large toolgate 15`. `--no-turbo-inlining` keeps the self time on the
+ * Defaults: `openai-chat large toolgate 15`. The contender may also be a step of the gap ladder
+ * (`bench/gap.ts`), e.g. "+ decoder + assembler, no Effect". `--no-turbo-inlining` keeps the self time on the
  * function that spends it (with inlining, a caller absorbs its inlined callees); the timing it
  * prints is then a little slower than the benchmark's.
  */
 import { writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
 import { contenders } from "./contenders.js"
+import { ladder } from "./gap.js"
 import { generate, type Provider, readableStream, type Size } from "./generator.js"
 import { median } from "./measure.js"
 import { fmt, textTable } from "./report.js"
 
 const [provider = "openai-chat", size = "large", name = "toolgate", count = "15"] = process.argv.slice(2)
-const contender = contenders.find((c) => c.name === name)
+const contender = [...contenders, ...ladder.map((step) => step.contender)].find((c) => c.name === name)
 if (contender === undefined) throw new Error(`no contender ${name}`)
 const input = generate(provider as Provider, size as Size)
 

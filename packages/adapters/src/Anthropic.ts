@@ -380,15 +380,16 @@ export const decoder = (options?: Options): Decoder.Decoder => {
         // Read to its end like any failing event (§2): its text and stop reason still count.
         parts.fail(protocol(`the body opens with ${type}, not message_start`))
       }
+      // Nearly every event is a delta: its case comes first (a switch compares the cases in order).
       switch (type) {
+        case "content_block_delta":
+          onBlockDelta(event, data, parts)
+          break
         case "message_start":
           onMessageStart(event, data, parts)
           break
         case "content_block_start":
           onBlockStart(event, data, parts)
-          break
-        case "content_block_delta":
-          onBlockDelta(event, data, parts)
           break
         case "content_block_stop":
           onBlockStop(event, data, parts)

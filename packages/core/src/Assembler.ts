@@ -27,8 +27,8 @@
  * only for a turn without tool calls: see `FinishReason`); `MalformedToolArguments`; otherwise the
  * completed turn.
  *
- * Cost is linear in the stream's bytes: fragments are collected and joined in growing batches (each
- * character copied once more in all), no buffer is re-parsed on a delta, and the argument-size check
+ * Cost is linear in the stream's bytes: fragments are collected and joined in batches of 128 (each
+ * character copied once more in all, and once more when the text is first read whole), no buffer is re-parsed on a delta, and the argument-size check
  * counts UTF-8 bytes only once a call is within a factor of three of its limit. The count is exact
  * whatever the split: a surrogate pair whose halves end one delta and start the next is one 4-byte
  * character. A stream's machine is one object with prototype methods, and the Effect forms run
@@ -187,15 +187,14 @@ interface Call {
   type: string | undefined
   /**
    * The arguments text received so far is `args` followed by the pieces in `tail`. Deltas are
-   * pushed onto `tail` and joined into `args` in batches that grow with the call (a quarter of
-   * the pieces so far, at least 256), so each character is copied once more in all, and a call in
-   * flight holds a few large strings rather than one rope node per 3–12-character delta. Read it
+   * pushed onto `tail` and joined into `args` in batches of `joinBatch` pieces, so a call holds
+   * one string (a rope node) per 128 deltas rather than one per 3–12-character delta, and at most
+   * 127 separate pieces. When the next call opens, the previous one is made one flat string
+   * (`settle`): a stream in flight holds its finished calls as their characters only. Read it
    * through `argumentsText`.
    */
   args: string
   tail: Array<string>
-  /** Pieces joined into `args` so far. */
-  joined: number
   /** UTF-16 length of the arguments text. */
   chars: number
   /** UTF-8 length of the arguments text, counted only once `chars * 3` exceeds the limit; -1 before. */
@@ -244,6 +243,11 @@ class AssemblyMachine implements Machine {
   private readonly maxDepth: number
   private readonly calls: Array<Call> = []
   private readonly byIndex = new Map<number, Call>()
+  /**
+   * The call the last indexed delta went to (what `byIndex` holds for its index): providers send a
+   * call's deltas one after another, so most deltas find their call here without a map lookup.
+   */
+  private current: Call | undefined = undefined
   /** Calls by provider id; `null` when several calls share the id (ambiguous without an index). */
   private readonly byId = new Map<string, Call | null>()
   private maxIndex = -1
@@ -310,6 +314,7 @@ class AssemblyMachine implements Machine {
       // Nothing is released after a failure: drop the buffered calls so a kept machine holds no arguments.
       this.calls.length = 0
       this.byIndex.clear()
+      this.current = undefined
       this.byId.clear()
     }
   }
@@ -377,9 +382,8 @@ class AssemblyMachine implements Machine {
     if (delta.length === 0) return undefined
     const tail = call.tail
     tail.push(delta)
-    if (tail.length >= 256 && tail.length * 4 >= call.joined) {
+    if (tail.length >= joinBatch) {
       call.args += tail.join("")
-      call.joined += tail.length
       call.tail = []
     }
     call.chars += delta.length
@@ -427,13 +431,15 @@ class AssemblyMachine implements Machine {
       type: delta.type || undefined,
       args: "",
       tail: [],
-      joined: 0,
       chars: 0,
       bytes: -1,
       highEnd: false
     }
-    this.calls.push(call)
+    const calls = this.calls
+    if (calls.length > 0) settle(calls[calls.length - 1]!)
+    calls.push(call)
     this.byIndex.set(index, call)
+    this.current = call
     if (id !== undefined) this.indexId(id, call)
     if (index > this.maxIndex) this.maxIndex = index
     return this.applyArguments(call, delta)
@@ -470,8 +476,10 @@ class AssemblyMachine implements Machine {
     const calls = this.calls
     if (index !== undefined && index !== null) {
       if (!isKey(index)) return badIndex(index)
-      const call = this.byIndex.get(index)
+      const current = this.current
+      const call = current !== undefined && current.index === index ? current : this.byIndex.get(index)
       if (call === undefined) return this.open(index, delta, id, name)
+      this.current = call
       if (id !== undefined && call.id !== undefined && id !== call.id) {
         if (Arguments.isOneJsonValue(argumentsText(call))) return this.open(index, delta, id, name)
         return protocol(
@@ -586,11 +594,33 @@ const badIndex = (index: unknown) =>
     excerpt: typeof index === "number" ? String(index) : `(a ${typeof index})`
   })
 
+/**
+ * How many argument pieces a call collects before they are joined into one string (see `Call.args`).
+ * A piece is a string object of its own (12-byte header, then 1 or 2 bytes per UTF-16 unit), so the
+ * pieces of a 3–12-character delta take 2–3 times the memory of their characters: a fixed small
+ * batch bounds that to ~4 KiB per call in flight, where a batch of a quarter of the call held up to
+ * ~64 KiB on a 64 KiB call.
+ */
+const joinBatch = 128
+
+/**
+ * Makes a call's arguments text so far one flat string: its pieces and the rope of its joined
+ * batches (one 20-byte node per batch) become a single string. Done to the last call when the next
+ * one opens (providers send calls one after another), so the finished calls of a stream in flight
+ * hold only their characters. The copy is the one reading the text whole would make anyway: each
+ * call is settled at most once per call opened after it.
+ */
+const settle = (call: Call): void => {
+  const tail = call.tail
+  tail.unshift(call.args)
+  call.args = tail.join("")
+  call.tail = []
+}
+
 /** A call's arguments text so far (joins its pending pieces). */
 const argumentsText = (call: Call): string => {
   if (call.tail.length > 0) {
     call.args += call.tail.join("")
-    call.joined += call.tail.length
     call.tail = []
   }
   return call.args
