@@ -7,7 +7,8 @@
  * part of `bench/RESULTS.md`; the hand-written analysis below its marker is kept.
  *
  * `--quick` runs fewer, shorter rounds, inspects a 50 MB capture once, and does not touch
- * RESULTS.md (for trying changes).
+ * RESULTS.md (for trying changes). `--streams` stops after the stream tables and the gap ladder
+ * (no inspect, execution or validation benchmark; RESULTS.md is not written).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
@@ -21,6 +22,7 @@ import { cell, fmt, fmtMs, machine, markdownTable, packageVersion, textTable } f
 import * as Validation from "./schema.js"
 
 const quick = process.argv.includes("--quick")
+const streamsOnly = process.argv.includes("--streams")
 const began = performance.now()
 const loadBefore = os.loadavg()
 
@@ -297,6 +299,10 @@ const inputCells = inputs.map((input) => [
 
 process.stdout.write(`\n${textTable(header, lines.map((line) => line.cells))}\n\n${targets}\n`)
 process.stdout.write(`\nWhere toolgate's time over the floor goes (bench/gap.ts):\n${textTable(gapHeader, gapCells)}\n`)
+if (streamsOnly) {
+  log(`--streams: stopping after the stream tables (${seconds(began)}; load ${os.loadavg().map((l) => l.toFixed(2))})`)
+  process.exit(0)
+}
 
 // ---------------------------------------------------------------------------------------------
 // toolgate inspect on large captures
