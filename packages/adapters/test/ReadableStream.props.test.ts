@@ -211,6 +211,21 @@ describe("the body's reader", () => {
       expect(readable.locked).toBe(false)
     }))
 
+  it.effect("a body that cannot be read (its reader taken) is the same defect in both forms", () =>
+    Effect.gen(function*() {
+      const locked = () => {
+        const readable = body([textFirst, textRest])
+        readable.getReader()
+        return readable
+      }
+      const assembled = yield* runAssemble(direct("openai-chat", locked()))
+      expect(assembled).toEqual({ error: ["Die"] })
+      expect(assembled).toEqual(yield* runAssemble(pipeline("openai-chat", locked())))
+      const streamed = yield* runStream(direct("openai-chat", locked()))
+      expect(streamed).toEqual({ outputs: [], error: ["Die"] })
+      expect(streamed).toEqual(yield* runStream(pipeline("openai-chat", locked())))
+    }))
+
   it.effect("hands a text delta to stream()'s consumer before the next read is asked for", () =>
     Effect.gen(function*() {
       const log: Array<string> = []
