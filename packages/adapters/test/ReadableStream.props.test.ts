@@ -203,6 +203,16 @@ describe("the body's reader", () => {
       expect(streamed.error).toEqual(errorsOf(assembled))
     }))
 
+  it.effect("is cancelled and released when stream()'s consumer stops before the body's end", () =>
+    Effect.gen(function*() {
+      const log: Array<string> = []
+      const readable = body([textFirst, textRest], "end", log)
+      const first = yield* direct("openai-chat", readable).pipe(Assembler.stream(), Stream.take(1), Stream.runCollect)
+      expect(first).toEqual([{ _tag: "TextDelta", text: "Hel" }])
+      expect(log).toEqual(["read 0", "cancel"])
+      expect(readable.locked).toBe(false)
+    }))
+
   it.effect("is released after a body read to its end", () =>
     Effect.gen(function*() {
       const readable = body([textFirst, textRest])
