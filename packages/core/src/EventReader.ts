@@ -121,7 +121,8 @@ export const readsOf = <E, R>(
 
 /**
  * The events of a web `ReadableStream` body decoded read by read: as {@link fromReads} over
- * `Stream.fromReadableStream(source)` (which is what any consumer but the assembler runs), and
+ * `Stream.fromReadableStream(source)` (what any consumer but the assembler runs; built only when
+ * one does), and
  * remembered as a {@link Readable}, so that `Assembler.assemble` and `Assembler.stream`, given this
  * stream directly, read the body without a `Stream` in between. Either way the body's lock is
  * released when reading stops, and the body is cancelled when that is before its end (a failure,
@@ -134,7 +135,7 @@ export const fromReadableStream = <E, E2>(
   source: Source<E>,
   open: () => EventReader<Uint8Array, E2>
 ): Stream.Stream<StreamEvent, E | E2> => {
-  const stream = fromReads(Stream.fromReadableStream<Uint8Array, E>(source), open)
+  const stream = Stream.suspend(() => fromReads(Stream.fromReadableStream<Uint8Array, E>(source), open))
   const readable: Readable<E, E2> = { source, open }
   Object.defineProperty(stream, ReadableKey, { value: readable })
   return stream
