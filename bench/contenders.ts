@@ -2,8 +2,10 @@
  * The benchmark contenders: each takes one response body as a web `ReadableStream<Uint8Array>`
  * and returns the final text and parsed tool calls, the way a user of that library writes it.
  *
- * - toolgate: `Stream.fromReadableStream` → the provider adapter's `decode()` →
- *   `Assembler.assemble()`, run with `Effect.runPromise` (text forwarding: `Assembler.stream()`).
+ * - toolgate: the provider adapter's `decodeReadableStream()` over the body → `Assembler.assemble()`,
+ *   run with `Effect.runPromise` (text forwarding: `Assembler.stream()`); the assembler drives the
+ *   body's reader itself. (`streamPipeline`, the form before it, `Stream.fromReadableStream` → the
+ *   adapter's `decode()` → the assembler, is a step of the gap ladder, `bench/gap.ts`.)
  * - floor: the least possible work: one streaming `TextDecoder`, a line split, `JSON.parse` per
  *   event, string concatenation per tool-call index, `JSON.parse` per call. No validation at all.
  * - openai: the `openai` SDK's `client.chat.completions.stream()` (`ChatCompletionStream`).
@@ -17,7 +19,7 @@
 import { createOpenAI } from "@ai-sdk/openai"
 import AnthropicClient from "@anthropic-ai/sdk"
 import { Anthropic, OpenAiChat } from "@toolgate/adapters"
-import { Assembler } from "@toolgate/core"
+import { Assembler, type StreamEvent } from "@toolgate/core"
 import { jsonSchema, streamText, tool, type ToolSet } from "ai"
 import { Data, Effect, Stream } from "effect"
 import { Sse } from "effect/encoding"
@@ -62,27 +64,56 @@ export const fromTurn = (turn: Assembler.AssembledTurn): Result => ({
   toolCalls: turn.toolCalls.map((call) => ({ id: call.id ?? "", name: call.name, arguments: call.arguments }))
 })
 
-/** toolgate as users call it: adapter `decode()` then `Assembler.assemble()` (or `Assembler.stream()` for text). */
+/** Runs a stream of events through `Assembler.assemble()`, or `Assembler.stream()` when text is forwarded. */
+const runEvents = <E>(
+  events: Stream.Stream<StreamEvent.StreamEvent, E>,
+  onText: ((text: string) => void) | undefined
+): Promise<Result> => {
+  if (onText === undefined) return Effect.runPromise(events.pipe(Assembler.assemble())).then(fromTurn)
+  let turn: Assembler.AssembledTurn | undefined
+  return Effect.runPromise(
+    events.pipe(
+      Assembler.stream(),
+      Stream.runForEach((out) =>
+        Effect.sync(() => {
+          if (out._tag === "TextDelta") onText(out.text)
+          else turn = out.turn
+        })
+      )
+    )
+  ).then(() => fromTurn(turn!))
+}
+
+const bodySource = (body: ReadableStream<Uint8Array>) => ({
+  evaluate: () => body,
+  onError: (cause: unknown) => new BodyError({ cause })
+})
+
+/**
+ * toolgate as users call it on a web body: the adapter's `decodeReadableStream()` then
+ * `Assembler.assemble()` (or `Assembler.stream()` for text), the reader driven by the assembler.
+ */
 export const toolgate: Contender = {
   name: "toolgate",
   providers: ["openai-chat", "anthropic"],
-  run: (body, provider, onText) => {
-    const events = Stream.fromReadableStream({ evaluate: () => body, onError: (cause) => new BodyError({ cause }) })
-      .pipe(toolgateDecode(provider))
-    if (onText === undefined) return Effect.runPromise(events.pipe(Assembler.assemble())).then(fromTurn)
-    let turn: Assembler.AssembledTurn | undefined
-    return Effect.runPromise(
-      events.pipe(
-        Assembler.stream(),
-        Stream.runForEach((out) =>
-          Effect.sync(() => {
-            if (out._tag === "TextDelta") onText(out.text)
-            else turn = out.turn
-          })
-        )
-      )
-    ).then(() => fromTurn(turn!))
-  }
+  run: (body, provider, onText) =>
+    runEvents(
+      provider === "openai-chat"
+        ? OpenAiChat.decodeReadableStream(bodySource(body))
+        : Anthropic.decodeReadableStream(bodySource(body)),
+      onText
+    )
+}
+
+/**
+ * toolgate's Stream pipeline, the form before `decodeReadableStream`: `Stream.fromReadableStream` →
+ * the adapter's `decode()` → `Assembler.assemble()` (or `Assembler.stream()`).
+ */
+export const streamPipeline: Contender = {
+  name: "Stream pipeline",
+  providers: ["openai-chat", "anthropic"],
+  run: (body, provider, onText) =>
+    runEvents(Stream.fromReadableStream(bodySource(body)).pipe(toolgateDecode(provider)), onText)
 }
 
 /**

@@ -13,16 +13,21 @@
  *    that parser, each core event pushed into `Assembler.make()` and the verdict from `end()`,
  *    driven by a plain `async` loop over the reads. The difference to step 3 is toolgate's
  *    per-event checks, its `StreamEvent` objects, the assembler and the released turn's classes.
- * 5. `toolgate` (on 4): the real thing, as users call it. The difference to step 4 is Effect's
- *    `Stream` plumbing (pull loop, channels, fiber, scope) and what `decodeSse` does per read on
- *    top of the framing: the event-size guard and the `NotAnEventStream` probe.
+ * 5. `toolgate` (on 4): the real thing, as users call it: the adapter's `decodeReadableStream()`
+ *    piped into the assembler, which drives the body's reader itself (one promise per read, Effect
+ *    at the boundary of the body). The difference to step 4 is what `decodeSse` does per read on top
+ *    of the framing (the event-size guard and the `NotAnEventStream` probe) and Effect's run of one
+ *    effect per body.
+ * 6. `Stream pipeline` (on 5): toolgate before `decodeReadableStream`: `Stream.fromReadableStream` →
+ *    `decode()` → the assembler. The difference to step 5 is Effect's `Stream` plumbing (an
+ *    `AbortController` per read, the pull loop, channels, fiber, scope, an async cancel at the end).
  *
  * Step 4 mirrors `Decoder.decodeSse`'s framing by hand; if that changes, change step 4.
  */
 import { Anthropic, OpenAiChat } from "@toolgate/adapters"
 import { Assembler } from "@toolgate/core"
 import { createParser } from "eventsource-parser"
-import { type Contender, floor, floorRun, fromTurn, toolgate } from "./contenders.js"
+import { type Contender, floor, floorRun, fromTurn, streamPipeline, toolgate } from "./contenders.js"
 
 const handDriven: Contender["run"] = async (body, provider) => {
   const decoder = provider === "openai-chat" ? OpenAiChat.decoder() : Anthropic.decoder()
@@ -71,5 +76,6 @@ export const ladder: ReadonlyArray<Step> = [
     contender: { name: "+ decoder + assembler, no Effect", providers: floor.providers, run: handDriven },
     base: "+ eventsource-parser framing"
   },
-  { contender: toolgate, base: "+ decoder + assembler, no Effect" }
+  { contender: toolgate, base: "+ decoder + assembler, no Effect" },
+  { contender: streamPipeline, base: "toolgate" }
 ]

@@ -8,9 +8,11 @@
  * hand-written analysis below its marker is kept.
  *
  * `--quick` runs fewer, shorter rounds, inspects a 50 MB capture once, and does not touch
- * RESULTS.md (for trying changes). `--gap` measures only the floor and toolgate (their table, heap
- * per stream) and the gap ladder, prints them and stops: no SDKs, first text, inspect, execution
- * or validation, and RESULTS.md is not touched (for work on one layer of the ladder).
+ * RESULTS.md (for trying changes). `--streams` stops after the stream tables and the gap ladder
+ * (no inspect, execution, agent-step or validation benchmark; RESULTS.md is not written). `--gap`
+ * measures only the floor and toolgate (their table, heap per stream) and the gap ladder, prints
+ * them and stops: no SDKs, first text, inspect, execution or validation, and RESULTS.md is not
+ * touched (for work on one layer of the ladder).
  *
  * Why one long module: the phases share the plan, the timings and the report, and read in the
  * order they run, ending with the RESULTS.md they fill in.
@@ -28,6 +30,7 @@ import * as Validation from "./schema.js"
 
 const quick = process.argv.includes("--quick")
 const gapOnly = process.argv.includes("--gap")
+const streamsOnly = process.argv.includes("--streams")
 const began = performance.now()
 const loadBefore = os.loadavg()
 
@@ -307,6 +310,10 @@ const inputCells = inputs.map((input) => [
 
 process.stdout.write(`\n${textTable(header, lines.map((line) => line.cells))}\n\n${targets}\n`)
 process.stdout.write(`\nWhere toolgate's time over the floor goes (bench/gap.ts):\n${textTable(gapHeader, gapCells)}\n`)
+if (streamsOnly) {
+  log(`--streams: stopping after the stream tables (${seconds(began)}; load ${os.loadavg().map((l) => l.toFixed(2))})`)
+  process.exit(0)
+}
 
 if (gapOnly) {
   log(`--gap: done in ${seconds(began)}; RESULTS.md not written`)

@@ -29,6 +29,13 @@ const toolkit = Toolkit.make(CreateTask)
 const turn = body.pipe(OpenAiChat.decode(), Assembler.assemble())
 // Streaming form: text deltas as they arrive, then the completed turn.
 const outputs = body.pipe(OpenAiChat.decode(), Assembler.stream())
+// A web body (fetch's `response.body`): the same events and errors, and the assembler drives its
+// reader itself, with no Stream in between (on a small body that is most of the cost).
+declare const response: Response
+const fetched = OpenAiChat.decodeReadableStream({
+  evaluate: () => response.body!,
+  onError: (cause) => new Error("the response body failed", { cause })
+}).pipe(Assembler.assemble())
 // Validation against the tools: typed calls, or UnknownTool / ToolArgumentsInvalid.
 const calls = Effect.flatMap(turn, ToolCall.validate(toolkit))
 
@@ -67,4 +74,4 @@ const result = ToolCallPipeline.runTurn(
 ).pipe(Effect.provide(Pipeline))
 // end: README.md
 
-export { calls, outputs, result }
+export { calls, fetched, outputs, result }

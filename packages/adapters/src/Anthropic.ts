@@ -54,7 +54,7 @@
  *
  * @since 0.1.0
  */
-import { FinishReason, type ModelStreamError, type StreamEvent } from "@toolgate/core"
+import { type EventReader, FinishReason, type ModelStreamError, type StreamEvent } from "@toolgate/core"
 import { Predicate, Schema, type Stream } from "effect"
 import * as Decoder from "./Decoder.js"
 import * as FinishProfile from "./FinishProfile.js"
@@ -427,3 +427,23 @@ export const decode = (options?: Options) =>
   bytes: Stream.Stream<Uint8Array, E, R>
 ): Stream.Stream<StreamEvent.StreamEvent, E | ModelStreamError.NotAnEventStream, R> =>
   Decoder.decodeSse(() => decoder(options), options)(bytes)
+
+/**
+ * Decodes a Messages API response body read from a web `ReadableStream` (`source.evaluate`; a rejected read fails with
+ * `source.onError` of it) into core events: the events and failures of {@link decode}. Piped
+ * straight into `Assembler.assemble()` or `Assembler.stream()`, the body's reader is driven with
+ * no `Stream` in between (`Decoder.decodeReadableStream`).
+ *
+ * ```ts
+ * const turn = OpenAiChat.decodeReadableStream({ evaluate: () => response.body!, onError: (cause) => new BodyError({ cause }) })
+ *   .pipe(Assembler.assemble())
+ * ```
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decodeReadableStream = <E>(
+  source: EventReader.Source<E>,
+  options?: Options
+): Stream.Stream<StreamEvent.StreamEvent, E | ModelStreamError.NotAnEventStream> =>
+  Decoder.decodeReadableStream(() => decoder(options), options)(source)

@@ -106,3 +106,22 @@ export const decodeSse = (makeDecoder: () => Decoder, options?: DecodeOptions) =
     bytes,
     () => SseReader.make(makeDecoder(), options?.maxEventSize ?? defaultMaxEventSize)
   )
+
+/**
+ * {@link decodeSse} over a web `ReadableStream` body (`source`: the body and how a rejected read
+ * becomes the stream's failure, as `Stream.fromReadableStream` takes them): the same events and
+ * the same failures. Given directly to `Assembler.assemble` or `Assembler.stream`, the body's
+ * reader is driven without a `Stream` in between (`EventReader.fromReadableStream`), which is what
+ * a small body's cost is mostly made of.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decodeReadableStream = (makeDecoder: () => Decoder, options?: DecodeOptions) =>
+<E>(
+  source: EventReader.Source<E>
+): Stream.Stream<StreamEvent.StreamEvent, E | ModelStreamError.NotAnEventStream> =>
+  EventReader.fromReadableStream(
+    source,
+    () => SseReader.make(makeDecoder(), options?.maxEventSize ?? defaultMaxEventSize)
+  )

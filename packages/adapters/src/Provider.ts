@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import type { ModelStreamError, StreamEvent } from "@toolgate/core"
+import type { EventReader, ModelStreamError, StreamEvent } from "@toolgate/core"
 import { Predicate, type Stream } from "effect"
 import * as Anthropic from "./Anthropic.js"
 import * as Decoder from "./Decoder.js"
@@ -205,3 +205,21 @@ export const decode = (name: Name | "auto", options?: Options) =>
   bytes: Stream.Stream<Uint8Array, E, R>
 ): Stream.Stream<StreamEvent.StreamEvent, E | ModelStreamError.NotAnEventStream, R> =>
   Decoder.decodeSse(() => name === "auto" ? autoDecoder(options) : decoder(name, options), options)(bytes)
+
+/**
+ * {@link decode} over a web `ReadableStream` body (`source`, as `Stream.fromReadableStream` takes
+ * it): the same events and failures; piped straight into `Assembler.assemble()` or
+ * `Assembler.stream()`, the body's reader is driven with no `Stream` in between
+ * (`Decoder.decodeReadableStream`).
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decodeReadableStream = <E>(
+  name: Name | "auto",
+  source: EventReader.Source<E>,
+  options?: Options
+): Stream.Stream<StreamEvent.StreamEvent, E | ModelStreamError.NotAnEventStream> =>
+  Decoder.decodeReadableStream(() => name === "auto" ? autoDecoder(options) : decoder(name, options), options)(
+    source
+  )

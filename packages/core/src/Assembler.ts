@@ -58,6 +58,7 @@ import * as EventReader from "./EventReader.js"
 import type { FinishClass } from "./FinishReason.js"
 import * as Arguments from "./internal/arguments.js"
 import * as Drive from "./internal/assemblerDrive.js"
+import * as ReadableDrive from "./internal/readableDrive.js"
 import { type StreamEvent, type ToolCallDelta, Usage } from "./StreamEvent.js"
 
 /**
@@ -532,7 +533,8 @@ class AssemblyMachine implements Machine {
  *
  * Given a stream made by `EventReader.fromReads` (every adapter's `decode()`) directly, it decodes
  * and folds in one stage, one pull of the body per read (see `EventReader`); the result is the
- * same.
+ * same. Given a stream made by `EventReader.fromReadableStream` directly, it drives the body's
+ * reader itself, with no `Stream` at all.
  *
  * @since 0.1.0
  * @category assembling
@@ -540,8 +542,10 @@ class AssemblyMachine implements Machine {
 export const assemble =
   (options?: Options) =>
   <E, R>(self: Stream.Stream<StreamEvent, E, R>): Effect.Effect<AssembledTurn, AssemblyError | E, R> => {
-    const reads = EventReader.readsOf(self)
     const machine = () => make(options)
+    const readable = EventReader.readableOf(self)
+    if (readable !== undefined) return ReadableDrive.assemble(readable, machine)
+    const reads = EventReader.readsOf(self)
     return reads === undefined ? Drive.assembleEvents(self, machine) : Drive.assembleReads(reads, machine)
   }
 
@@ -551,7 +555,9 @@ export const assemble =
  * the upstream has ended.
  *
  * Given a stream made by `EventReader.fromReads` directly, it decodes and assembles in one stage,
- * as {@link assemble} does; the outputs are the same.
+ * as {@link assemble} does; the outputs are the same. Given one made by
+ * `EventReader.fromReadableStream`, it drives the body's reader itself: each pull reads until a read
+ * produced an output, so a text delta is handed over before the next read.
  *
  * @since 0.1.0
  * @category assembling
@@ -560,6 +566,8 @@ export const stream = (options?: Options) =>
 <E, R>(
   self: Stream.Stream<StreamEvent, E, R>
 ): Stream.Stream<Output, AssemblyError | E, R> => {
+  const readable = EventReader.readableOf(self)
+  if (readable !== undefined) return ReadableDrive.stream(readable, () => make(options))
   const reads = EventReader.readsOf(self)
   return reads === undefined
     ? Stream.transformPull(self, (pull) => Effect.sync(() => Drive.pullOutputs(pull, make(options))))

@@ -13,9 +13,17 @@
  * small body (`bench/RESULTS.md`). Any operator put between the two gives an ordinary stream, which
  * the assembler reads as it reads any other.
  *
+ * A body that is a web `ReadableStream` can skip `Stream` altogether: a stream made by
+ * {@link fromReadableStream} remembers the body's source, and `Assembler.assemble` and
+ * `Assembler.stream`, given one directly, drive the body's reader themselves (one promise per
+ * `reader.read()`, the events of a read pushed in a plain loop, Effect only at the boundary). That
+ * saves the per-body cost of a `Stream` (about 0.2× a hand-written loop's time on a small body:
+ * `bench/gap.ts`, the step "Stream pipeline" over "toolgate").
+ *
  * @since 0.1.0
  */
 import { Cause, Effect, Pull, Stream } from "effect"
+import type { LazyArg } from "effect/Function"
 import type { StreamEvent } from "./StreamEvent.js"
 
 /**
@@ -53,6 +61,33 @@ export interface Reads<I, E, R, E2> {
 const ReadsKey = Symbol.for("@toolgate/core/EventReader/Reads")
 
 /**
+ * Where a body's bytes come from, as `Stream.fromReadableStream` takes it: `evaluate` returns the
+ * body (called once per run; its reader is taken then), `onError` turns a rejected
+ * `reader.read()` into the stream's failure.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Source<E> {
+  readonly evaluate: LazyArg<ReadableStream<Uint8Array>>
+  readonly onError: (error: unknown) => E
+}
+
+/**
+ * The source and the reader of a stream made by {@link fromReadableStream}, for the assembler's
+ * reader-driven stage.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Readable<E, E2> {
+  readonly source: Source<E>
+  readonly open: () => EventReader<Uint8Array, E2>
+}
+
+const ReadableKey = Symbol.for("@toolgate/core/EventReader/Readable")
+
+/**
  * The events of `upstream` decoded read by read: each upstream pull goes through the stream's
  * reader (`open()`, once per run) and its events come out as one array, so downstream work happens
  * per read, not per event. After the upstream ends, the events `end` produced, then its failure if
@@ -83,6 +118,39 @@ export const readsOf = <E, R>(
   stream: Stream.Stream<StreamEvent, E, R>
 ): Reads<unknown, E, R, E> | undefined =>
   (stream as unknown as { readonly [ReadsKey]?: Reads<unknown, E, R, E> })[ReadsKey]
+
+/**
+ * The events of a web `ReadableStream` body decoded read by read: as {@link fromReads} over
+ * `Stream.fromReadableStream(source)` (what any consumer but the assembler runs; built only when
+ * one does), and
+ * remembered as a {@link Readable}, so that `Assembler.assemble` and `Assembler.stream`, given this
+ * stream directly, read the body without a `Stream` in between. Either way the body's lock is
+ * released when reading stops, and the body is cancelled when that is before its end (a failure,
+ * an interruption).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromReadableStream = <E, E2>(
+  source: Source<E>,
+  open: () => EventReader<Uint8Array, E2>
+): Stream.Stream<StreamEvent, E | E2> => {
+  const stream = Stream.suspend(() => fromReads(Stream.fromReadableStream<Uint8Array, E>(source), open))
+  const readable: Readable<E, E2> = { source, open }
+  Object.defineProperty(stream, ReadableKey, { value: readable })
+  return stream
+}
+
+/**
+ * The source and reader of a stream made by {@link fromReadableStream} and not transformed since;
+ * `undefined` for any other stream.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const readableOf = <E, R>(
+  stream: Stream.Stream<StreamEvent, E, R>
+): Readable<E, E> | undefined => (stream as unknown as { readonly [ReadableKey]?: Readable<E, E> })[ReadableKey]
 
 type Events = readonly [StreamEvent, ...Array<StreamEvent>]
 
