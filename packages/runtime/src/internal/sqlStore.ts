@@ -29,6 +29,9 @@ const sqlState = (error: SqlError.SqlError): string | null => {
   return Predicate.hasProperty(cause, "code") && typeof cause.code === "string" ? cause.code : null
 }
 
+/** A record's identity as one string (scope and key joined by a NUL, which neither contains). */
+const recordId = (ref: IdempotencyStore.RecordRef): string => `${ref.scope}\u0000${ref.key}`
+
 const unreadableRow = (operation: StoreOperation, keyHash: string | null): StoreUnavailable =>
   new StoreUnavailable({ keyHash, operation, reason: "UnreadableRow", code: null, retryable: false })
 
@@ -108,6 +111,8 @@ export const make = (schema: string) =>
     const query = queryOn(sql)
 
     const claimQuery = query("claim", s.claim, Codecs.claim)
+    const claimManyQuery = query("claim", s.claimMany, Codecs.claimMany)
+    const readManyQuery = query("claim", s.readMany, Codecs.readMany)
     const readQuery = query("read", s.read, Codecs.read)
     const peekQuery = query("read", s.peek, Codecs.peek)
     const completeQuery = query("complete", s.complete, Codecs.complete)
@@ -197,6 +202,57 @@ export const make = (schema: string) =>
         code: null,
         retryable: true
       })
+    })
+
+    const claimMany = Effect.fn("IdempotencyStore.claimMany")(function*(
+      requests: ReadonlyArray<IdempotencyStore.ClaimRequest>
+    ) {
+      for (const req of requests) {
+        const invalid = Rules.checkClaim(req)
+        if (invalid !== undefined) return yield* invalid
+      }
+      const now = requests[0]?.now ?? null
+      const claims: Array<IdempotencyStore.Claim | undefined> = Array.from({ length: requests.length }, () => undefined)
+      // ON CONFLICT DO UPDATE takes each record once per statement: repeats are claimed after it
+      const index = new Map<string, number>()
+      const repeats: Array<number> = []
+      requests.forEach((req, i) => {
+        const id = recordId(req)
+        if (index.has(id)) repeats.push(i)
+        else index.set(id, i)
+      })
+      let pending = Array.from(index.values())
+      // A claim that loses and then finds no row raced a purge; claiming again settles it.
+      for (let round = 0; round < 3 && pending.length > 0; round++) {
+        const won = yield* claimManyQuery({ claims: Codecs.claimManyJson(pending.map((i) => requests[i])), now })
+        for (const row of won) {
+          const i = index.get(recordId(row))
+          if (i === undefined) continue
+          const lease: IdempotencyStore.Lease = { kind: Rules.kindOf(row.previous, row.attempt), ...row }
+          claims[i] = { _tag: "Claimed", lease }
+        }
+        pending = pending.filter((i) => claims[i] === undefined)
+        if (pending.length === 0) break
+        const refs = JSON.stringify(pending.map((i) => ({ scope: requests[i].scope, key: requests[i].key })))
+        for (const row of yield* readManyQuery({ refs, now })) {
+          const record = Codecs.toRecord(row)
+          if (record === undefined) return yield* unreadableRow("claim", row.key)
+          const i = index.get(recordId(row))
+          if (i !== undefined) claims[i] = { _tag: "Existing", record }
+        }
+        pending = pending.filter((i) => claims[i] === undefined)
+      }
+      if (pending.length > 0) {
+        return yield* new StoreUnavailable({
+          keyHash: requests[pending[0]].key,
+          operation: "claim",
+          reason: "ClaimContention",
+          code: null,
+          retryable: true
+        })
+      }
+      for (const i of repeats) claims[i] = yield* claim({ ...requests[i], now: requests[i].now ?? now ?? undefined })
+      return claims as Array<IdempotencyStore.Claim>
     })
 
     const read = Effect.fn("IdempotencyStore.read")(function*(
@@ -429,6 +485,7 @@ export const make = (schema: string) =>
 
     const service: IdempotencyStore.Service = {
       claim,
+      claimMany,
       read,
       complete,
       fail,
