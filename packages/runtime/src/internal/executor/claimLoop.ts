@@ -10,7 +10,7 @@
  */
 import { IdempotencyKey, KeyPolicy, type ToolCall } from "@toolgate/core"
 import { Cause, Clock, Data, Duration, Effect, Exit, Metric, Option, Result } from "effect"
-import { createHash, randomUUID } from "node:crypto"
+import { hash, randomUUID } from "node:crypto"
 import {
   AttemptsExhausted,
   type ExecutionError,
@@ -39,8 +39,11 @@ const isBusy = (e: { readonly _tag: string }): e is Busy => e._tag === "Busy"
 
 const claimAgain = () => new Busy({ retryAfterMs: 0 })
 
-/** SHA-256 through `node:crypto`: synchronous, and about 8× cheaper per key than Web Crypto. */
-const nodeDigest: IdempotencyKey.SyncDigest = (text) => createHash("sha256").update(text).digest("hex")
+/**
+ * SHA-256 through `node:crypto`'s one-shot `hash` (Node ≥ 20.12): synchronous, about 8× cheaper
+ * per key than Web Crypto, and cheaper than a `createHash` object per digest.
+ */
+const nodeDigest: IdempotencyKey.SyncDigest = (text) => hash("sha256", text, "hex")
 
 /** Parses stored or canonical JSON text; `undefined` when there is none or it does not parse. */
 const parsed = (text: string | null): unknown => {
