@@ -14,13 +14,14 @@
  *
  * @internal
  */
-import { Effect, Option, Predicate, Schema } from "effect"
-import { Migrator, SqlClient, type SqlError, SqlSchema } from "effect/sql"
+import { Effect, Exit, Option, Predicate, Schema } from "effect"
+import { Migrator, SqlClient, type SqlError } from "effect/sql"
 import { type FencedOperation, LeaseLost, type StoreOperation, StoreUnavailable } from "../ExecutionError.js"
 import * as ExecutionMetrics from "../ExecutionMetrics.js"
 import type * as FollowUp from "../FollowUp.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
 import * as Codecs from "./sqlCodecs.js"
+import type { Codec } from "./sqlCodecs.js"
 import { checkSchema, migrations, names, statements } from "./sqlStatements.js"
 import * as Rules from "./storeRules.js"
 
@@ -88,17 +89,24 @@ export const queryOn = (sql: SqlClient.SqlClient) =>
 <Req extends Schema.Constraint, Row extends Schema.Constraint>(
   operation: StoreOperation,
   statement: string,
-  { Request, Row, params }: Codecs.Codec<Req, Row>
+  { Request, Row, params }: Codec<Req, Row>
 ) => {
-  const run = SqlSchema.findAll({
-    Request,
-    Result: Row,
-    execute: (request) => sql.unsafe(statement, params(request))
-  })
-  return (request: Req["Type"], keyHash: string | null = null) =>
-    (run(request) as Effect.Effect<Array<Row["Type"]>, SqlError.SqlError | Schema.SchemaError>).pipe(
-      Effect.mapError(unavailable(operation, keyHash))
+  // synchronous codecs (no Effect per field): the statements' schemas have no effectful transformations
+  const encode = Schema.encodeUnknownExit(Request as unknown as Schema.Codec<Req["Type"], Req["Encoded"]>)
+  const decode = Schema.decodeUnknownExit(
+    Schema.mutable(Schema.Array(Row as unknown as Schema.Codec<Row["Type"], unknown>))
+  )
+  return (request: Req["Type"], keyHash: string | null = null): Effect.Effect<Array<Row["Type"]>, StoreUnavailable> => {
+    const encoded = encode(request)
+    if (Exit.isFailure(encoded)) return Effect.fail(unreadableRow(operation, keyHash))
+    return sql.unsafe(statement, params(encoded.value)).pipe(
+      Effect.mapError(unavailable(operation, keyHash)),
+      Effect.flatMap((rows) => {
+        const decoded = decode(rows)
+        return Exit.isSuccess(decoded) ? Effect.succeed(decoded.value) : Effect.fail(unreadableRow(operation, keyHash))
+      })
     )
+  }
 }
 
 /** @internal */
