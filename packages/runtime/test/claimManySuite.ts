@@ -5,7 +5,7 @@
  * concurrent `executeAll` steps of overlapping calls run each handler once.
  */
 import { assert, layer } from "@effect/vitest"
-import { IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
+import { ExecutionError, IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
 import { ValidatedCall } from "@toolgate/testing"
 import { Effect, type Layer, Result, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
@@ -136,6 +136,37 @@ export const claimManyConformance = (
         for (const claim of answers.flat()) {
           if (claim._tag === "Existing") assert.strictEqual(claim.record.status, "in_progress")
         }
+      }))
+
+    it.effect("executeAll: a batch claim the store fails fails each of its calls; a call beyond the batch claims alone", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const down = new ExecutionError.StoreUnavailable({
+          keyHash: null,
+          operation: "claim",
+          reason: "ConnectionError",
+          code: null,
+          retryable: false
+        })
+        let batches = 0
+        const failing: Store.IdempotencyStore["Service"] = {
+          ...store,
+          claimMany: () => Effect.sync(() => batches++).pipe(Effect.andThen(Effect.fail(down)))
+        }
+        let runs = 0
+        const executor = yield* ToolExecutor.make(Crm, {
+          CreateTask: { recovery: "reexecute", run: (params) => Effect.sync(() => (runs++, { taskId: params.dealId })) }
+        }).pipe(Effect.provideService(IdempotencyStore, failing))
+        const scope = { tenant: "acme", turn: `down-${Math.random()}` }
+        const calls = ["A", "B", "C"].map((d) => ValidatedCall.make(CreateTask, { dealId: d }, { id: `call_${d}` }))
+        const results = yield* executor.executeAll(calls, { scope, concurrency: 2 })
+        assert.strictEqual(batches, 1)
+        assert.deepStrictEqual(results.map((r) => Result.isFailure(r) ? r.failure._tag : r.success._tag), [
+          "StoreUnavailable",
+          "StoreUnavailable",
+          "Executed"
+        ])
+        assert.strictEqual(runs, 1)
       }))
 
     it.effect("8 fibers run the same step of 5 calls through executeAll: each handler once, the rest replay", () =>

@@ -1,16 +1,21 @@
 /**
- * The SQL implementation of `IdempotencyStore`: one statement per operation (claim, read,
- * complete, fail, release, heartbeat, park, park-expired, resolve (audited or not), reap, purge,
- * journal, list, resolutions), with
+ * The SQL implementation of `IdempotencyStore`: one statement per operation (claim, the claims of
+ * a step, read, complete, fail, release, heartbeat, park, park-expired, resolve (audited or not),
+ * reap, purge, journal, list, resolutions), with
  * the semantics listed in `IdempotencyStore.ts`, in the portable subset that runs on PostgreSQL
  * ≥ 13 and PGlite (no `RETURNING old.*`, no `ON CONFLICT DO SELECT`). Statements are rendered once
  * per schema and run with `sql.unsafe`, so the driver's prepared-statement cache serves them;
- * every value is a bound parameter. Parameters and rows go through `SqlSchema` codecs: the
- * statements alias their columns to the model's field names, so a decoded row is the model.
+ * every value is a bound parameter. Parameters and rows go through synchronous `Schema` codecs
+ * (`sqlCodecs`): the statements alias their columns to the model's field names, so a decoded row
+ * is the model.
  *
  * Results, errors and journal details are `text` columns holding the JSON text exactly as
  * written (migration 2; `jsonb` would reorder members and drop duplicates, so a replay would not
  * return the bytes the execution produced), each bounded by a CHECK to 256 KiB.
+ *
+ * (Why one long module: each operation of the store's contract with its answer — won or lost
+ * claims, confirmed or fenced-off writes — side by side, as `memoryStore` mirrors them; the SQL
+ * text is in `sqlStatements`, the codecs in `sqlCodecs`.)
  *
  * @internal
  */
