@@ -418,7 +418,17 @@ export const make = (env: Env) => {
     })
     const concurrency = turn.concurrency ?? config.concurrency
     const ahead = yield* claimAhead(runs, concurrency)
-    return yield* Effect.forEach(runs, (run, i) => Effect.result(counted(run, ahead[i])), { concurrency })
+    return yield* Effect.forEach(
+      runs,
+      (run, i) =>
+        Effect.result(
+          ahead[i] !== undefined || Result.isFailure(run)
+            ? counted(run, ahead[i])
+            // it claims only now (after waiting for a slot): its wait is counted from here
+            : Effect.flatMap(Clock.currentTimeMillis, (now) => ((run.success.started = now), counted(run, undefined)))
+        ),
+      { concurrency }
+    )
   })
 
   return { execute, executeAll }
