@@ -5,7 +5,8 @@
  * source in-process.
  *
  * - 4 processes race the same 100 keys: every handler runs once (counted in a table the handler
- *   writes, like a downstream system would).
+ *   writes, like a downstream system would); and again as model steps of 4 calls through
+ *   `executeAll`, whose calls are claimed in one statement per step.
  * - A worker SIGKILLed inside its handler: no second run while its lease lasts; after it expires,
  *   exactly one takeover, with the same downstream key — or `unknown` under `manual` recovery.
  */
@@ -98,6 +99,33 @@ Postgres.describeServer(pg, "worker processes on the PostgreSQL server", () => {
         // the work really was shared: more than one process executed handlers
         assert.isAbove(tallies.filter((t) => t.executed > 0).length, 1)
       }), { timeout: 60_000 })
+
+    it.effect(
+      "4 processes run the same 100 keys as steps of 4 calls (executeAll, batch claims): each handler once",
+      () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const turn = `steps-${Math.random()}`
+          const workers = [1, 2, 3, 4].map((n) => start({ mode: "steps", worker: n, keys: 100, turn, prefix: "step" }))
+          yield* Effect.promise(() => Promise.all(workers.map((w) => w.line((l) => l.includes(`"ready"`)))))
+          for (const w of workers) w.child.stdin?.end("go\n")
+          const codes = yield* Effect.promise(() => Promise.all(workers.map((w) => w.exit.then((e) => e.code))))
+          assert.deepStrictEqual(codes, [0, 0, 0, 0])
+          const tallies = workers.map((w) =>
+            JSON.parse(w.lines.at(-1) ?? "{}") as { executed: number; replayed: number; failed: Array<string> }
+          )
+          for (const t of tallies) assert.deepStrictEqual(t.failed, [])
+          assert.strictEqual(tallies.reduce((n, t) => n + t.executed, 0), 100)
+          assert.strictEqual(tallies.reduce((n, t) => n + t.replayed, 0), 300)
+          const runs = yield* sql.unsafe<{ lead: string; n: number }>(
+            `SELECT lead, count(*)::int AS n FROM "${schema}".runs WHERE lead LIKE 'step-%' GROUP BY lead`
+          )
+          assert.strictEqual(runs.length, 100)
+          assert.deepStrictEqual([...new Set(runs.map((r) => r.n))], [1])
+          assert.isAbove(tallies.filter((t) => t.executed > 0).length, 1)
+        }),
+      { timeout: 60_000 }
+    )
 
     it.effect(
       "a worker SIGKILLed in its handler: no second run before its lease expires, then one takeover with the same downstream key",

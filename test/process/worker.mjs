@@ -7,6 +7,8 @@
  *   prints `{ event: "ready" }` when connected); the handler inserts one row per run into
  *   `<schema>.runs` (the "downstream"), so the parent can count runs across processes. Prints one
  *   JSON line `{ executed, replayed, failed }`.
+ * - `{ mode: "steps", …, prefix }`: keys `<prefix>-i` as model steps of 4 calls through `executeAll` (each
+ *   step's calls claimed in one statement), two steps at a time.
  * - `{ mode: "hang", url, schema, turn, recovery, leaseMs }`: executes one call whose handler
  *   prints `{ event: "inside", key, downstreamKey, fence }` and never returns, to be SIGKILLed.
  */
@@ -61,16 +63,21 @@ const race = Effect.gen(function*() {
   yield* Effect.callback((resume) => {
     process.stdin.once("data", () => resume(Effect.void))
   })
-  const order = Array.from({ length: config.keys }, (_, i) => `lead-${i}`)
+  const order = Array.from({ length: config.keys }, (_, i) => `${config.prefix ?? "lead"}-${i}`)
   for (let i = order.length - 1; i > 0; i--) {
     const j = Math.floor(Math.random() * (i + 1))
     ;[order[i], order[j]] = [order[j], order[i]]
   }
-  const results = yield* Effect.forEach(
-    order,
-    (leadId) => Effect.result(executor.execute(callOf(leadId), { scope: { tenant: "acme", turn: config.turn } })),
-    { concurrency: 8 }
-  )
+  const scope = { tenant: "acme", turn: config.turn }
+  const steps = []
+  for (let i = 0; i < order.length; i += 4) steps.push(order.slice(i, i + 4).map(callOf))
+  const results = config.mode === "steps"
+    ? (yield* Effect.forEach(steps, (calls) => executor.executeAll(calls, { scope }), { concurrency: 2 })).flat()
+    : yield* Effect.forEach(
+      order,
+      (leadId) => Effect.result(executor.execute(callOf(leadId), { scope })),
+      { concurrency: 8 }
+    )
   const tally = { executed: 0, replayed: 0, failed: [] }
   for (const r of results) {
     if (r._tag === "Failure") tally.failed.push(r.failure._tag)
@@ -102,7 +109,7 @@ const hang = Effect.gen(function*() {
   yield* executor.execute(callOf("lead-hang"), { scope: { tenant: "acme", turn: config.turn } })
 })
 
-Effect.runPromise((config.mode === "race" ? race : hang).pipe(Effect.provide(Live))).then(
+Effect.runPromise((config.mode === "hang" ? hang : race).pipe(Effect.provide(Live))).then(
   () => process.exit(0),
   (error) => {
     process.stderr.write(`${String(error)}\n`)

@@ -4,7 +4,8 @@
  * cached), released (known not applied, claimable again), or `unknown`.
  *
  * Each operation is one statement on the record: a claim is an insert-or-take-over that wins a
- * lease or returns the record that prevents it; every later write is fenced. Beyond a lease table:
+ * lease or returns the record that prevents it (`claimMany`: the claims of one step in one
+ * statement); every later write is fenced. Beyond a lease table:
  *
  * - an `unknown` record is claimable by a tool whose recovery is `reexecute` or `reconcile`
  *   (the downstream deduplicates on our key, or the taker probes it first), within `maxAttempts`;
@@ -320,6 +321,18 @@ export interface ListQuery extends At {
 export interface Service {
   /** Claims the key, or returns the record that prevents it (read right after the claim lost). */
   readonly claim: (request: ClaimRequest) => Effect.Effect<Claim, StoreUnavailable | InvalidStoreRequest>
+  /**
+   * Claims several keys at once (the calls of one model step): one `Claim` per request, in request
+   * order, each decided as `claim` decides it, independently of the others (won, or the record
+   * that prevented it). On SQL the first request of each record is claimed in one statement (one
+   * round trip; one more reads the records of the claims that lost), and a later request of the
+   * same record after it, as `claim` would. The batch is decided at one store clock reading (the
+   * first request's `now` when given). Refused whole with `InvalidStoreRequest` when any request
+   * is; a `StoreUnavailable` of the statement fails the batch.
+   */
+  readonly claimMany: (
+    requests: ReadonlyArray<ClaimRequest>
+  ) => Effect.Effect<ReadonlyArray<Claim>, StoreUnavailable | InvalidStoreRequest>
   /** The record, evaluated at `now`. */
   readonly read: (ref: RecordRef, options?: At) => Effect.Effect<Option.Option<StoredRecord>, StoreUnavailable>
   /**

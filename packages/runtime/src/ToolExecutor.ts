@@ -268,6 +268,9 @@ export interface Service {
   /**
    * Executes the calls of one turn with bounded concurrency, ordinals assigned in call order;
    * one result per call, in call order (a failure never hides another call's executed result).
+   * The calls that start at once (the first `concurrency` keyable ones) are claimed together
+   * (`IdempotencyStore.claimMany`: one statement on SQL), each answered as its own claim would
+   * be; a later call claims when it starts, so no lease runs down while its call waits for a slot.
    */
   readonly executeAll: (
     calls: ReadonlyArray<ToolCall.ValidatedToolCall>,
@@ -345,7 +348,8 @@ export const execute = <T extends Tool.Any>(
 
 /**
  * Executes the validated calls of one turn through the {@link ToolExecutor} in context, with
- * bounded concurrency; one `Result` per call, in call order.
+ * bounded concurrency; one `Result` per call, in call order. The calls that start at once are
+ * claimed in one store operation (see {@link Service}).
  *
  * @since 0.1.0
  * @category execution

@@ -1,10 +1,17 @@
 import { IdempotencyStore } from "@toolgate/runtime"
 import { Layer } from "effect"
+import { claimManyConformance } from "./claimManySuite.js"
 import { conformance } from "./conformance.js"
 import * as Pglite from "./support/pglite.js"
 
 conformance(
   "IdempotencyStore conformance: PGlite (embedded, through EmbeddedPostgres)",
+  IdempotencyStore.layerSql().pipe(Layer.provide(Pglite.layer)),
+  { propertyRuns: 15 }
+)
+
+claimManyConformance(
+  "IdempotencyStore batch claims: PGlite (embedded, through EmbeddedPostgres)",
   IdempotencyStore.layerSql().pipe(Layer.provide(Pglite.layer)),
   { propertyRuns: 15 }
 )

@@ -1,16 +1,26 @@
 import { IdempotencyStore } from "@toolgate/runtime"
 import { Layer } from "effect"
 import * as Postgres from "../../../test/support/postgres.js"
+import { claimManyConformance } from "./claimManySuite.js"
 import { conformance } from "./conformance.js"
 
 const pg = await Postgres.probe()
 const schema = Postgres.uniqueSchema("tg_conf")
+const batchSchema = Postgres.uniqueSchema("tg_batch")
 
 Postgres.describeServer(pg, "PostgreSQL server", () => {
   conformance(
     "IdempotencyStore conformance: PostgreSQL server",
     IdempotencyStore.layerSql({ schema }).pipe(
       Layer.provide(Postgres.dropSchemaOnRelease(schema)),
+      Layer.provide(Postgres.client(12))
+    ),
+    { propertyRuns: 30 }
+  )
+  claimManyConformance(
+    "IdempotencyStore batch claims: PostgreSQL server",
+    IdempotencyStore.layerSql({ schema: batchSchema }).pipe(
+      Layer.provide(Postgres.dropSchemaOnRelease(batchSchema)),
       Layer.provide(Postgres.client(12))
     ),
     { propertyRuns: 30 }

@@ -221,6 +221,20 @@ export const make = Effect.sync(() => {
     return { _tag: "Claimed", lease: toLease(r) } as const
   })
 
+  /** The claims one after another, each decided as `claim` decides it, at the first request's `now`. */
+  const claimMany = Effect.fn("IdempotencyStore.claimMany")(function*(
+    requests: ReadonlyArray<IdempotencyStore.ClaimRequest>
+  ) {
+    for (const req of requests) {
+      const invalid = checkClaim(req)
+      if (invalid !== undefined) return yield* invalid
+    }
+    const now = requests[0]?.now
+    const claims: Array<IdempotencyStore.Claim> = []
+    for (const req of requests) claims.push(yield* claim(now === undefined ? req : { ...req, now }))
+    return claims
+  })
+
   const toLease = (row: Row): IdempotencyStore.Lease => ({
     scope: row.scope,
     key: row.key,
@@ -502,6 +516,7 @@ export const make = Effect.sync(() => {
 
   const service: IdempotencyStore.Service = {
     claim,
+    claimMany,
     read,
     complete,
     fail,

@@ -181,6 +181,32 @@ export const claim = codec(ClaimRequest, ClaimRow, (r) => [
   r.now,
   r.arguments
 ])
+/**
+ * A batch of claims: `claims` is the JSON array `claimManyJson` makes; each row a won claim with
+ * its record's identity. @internal
+ */
+export const claimMany = codec(
+  Schema.Struct({ claims: Schema.String, now: Now }),
+  Schema.Struct({ scope: Schema.String, key: Schema.String, ...ClaimRow.fields }),
+  (r) => [r.claims, r.now]
+)
+/** @internal */
+export const readMany = codec(Schema.Struct({ refs: Schema.String, now: Now }), RecordRow, (r) => [r.refs, r.now])
+
+/** The JSON array of a batch of claims, in the shape of `claimMany`'s `jsonb_to_recordset`. @internal */
+export const claimManyJson = (requests: ReadonlyArray<IdempotencyStore.ClaimRequest>): string =>
+  JSON.stringify(requests.map((r) => ({
+    scope: r.scope,
+    key: r.key,
+    tool: r.tool,
+    fingerprint: r.fingerprint,
+    owner: r.owner,
+    lease_ms: r.leaseMs,
+    retention_ms: r.retentionMs,
+    max_attempts: r.maxAttempts,
+    recovery: r.recovery,
+    arguments: r.arguments ?? null
+  })))
 /** @internal */
 export const read = codec(RefRequest, RecordRow, (r) => [r.scope, r.key, r.now])
 /** @internal */

@@ -97,15 +97,16 @@ const messageRead = `o.id, o.delivery_key AS "deliveryKey", o.scope, o.idem_key 
        o.last_error AS "lastError", o.created_at AS "createdAt", o.updated_at AS "updatedAt",
        o.delivered_at AS "deliveredAt"`
 
-/** The statements for one schema, with their parameters in order. @internal */
-export const statements = (n: Names) => ({
-  /** Claim — `$1 scope, $2 key, $3 tool, $4 fingerprint, $5 owner, $6 lease_ms, $7 retention_ms, $8 max_attempts, $9 recovery, $10 now, $11 arguments` */
-  claim: `INSERT INTO ${n.record} AS r (scope, idem_key, tool, fingerprint, status, fence, attempt, max_attempts,
-  recovery, generation, owner, lease_expires_at, created_at, updated_at, expires_at, arguments)
-SELECT $1, $2, $3, $4, 'in_progress', nextval('${n.sequence}'), 1, $8, $9, 1, $5,
-       t.now + $6 * interval '1 millisecond', t.now, t.now, t.now + $7 * interval '1 millisecond', $11
-FROM (SELECT coalesce($10::timestamptz, now()) AS now) AS t
-ON CONFLICT (scope, idem_key) DO UPDATE SET
+/** The columns a claim writes. */
+const claimColumns = `scope, idem_key, tool, fingerprint, status, fence, attempt, max_attempts,
+  recovery, generation, owner, lease_expires_at, created_at, updated_at, expires_at, arguments`
+
+/** One claim of a batch, as a JSON object (`jsonb_to_recordset`). */
+const claimRequestColumns = `scope text, key text, tool text, fingerprint text, owner text, lease_ms float8,
+  retention_ms float8, max_attempts integer, recovery text, arguments text`
+
+/** The takeover rule of a claim (`storeRules.claimOn`): what a claim of an existing record does, and when. */
+const claimConflict = `ON CONFLICT (scope, idem_key) DO UPDATE SET
   status           = 'in_progress',
   arguments        = EXCLUDED.arguments,
   fence            = EXCLUDED.fence,
@@ -132,9 +133,43 @@ WHERE (${reset})
        AND r.attempt < r.max_attempts
        AND (r.status = 'released'
             OR (r.status = 'in_progress' AND r.lease_expires_at <= EXCLUDED.updated_at AND r.recovery <> 'manual')
-            OR (r.status = 'unknown' AND r.recovery <> 'manual')))
-RETURNING fence, attempt, max_attempts AS "maxAttempts", generation, prev_status AS "previous", recovery,
-  lease_expires_at AS "leaseExpiresAt"`,
+            OR (r.status = 'unknown' AND r.recovery <> 'manual')))`
+
+/** What a won claim returns (a `Lease` but its identity and kind). */
+const claimReturning = `fence, attempt, max_attempts AS "maxAttempts", generation, prev_status AS "previous", recovery,
+  lease_expires_at AS "leaseExpiresAt"`
+
+/** The statements for one schema, with their parameters in order. @internal */
+export const statements = (n: Names) => ({
+  /** Claim — `$1 scope, $2 key, $3 tool, $4 fingerprint, $5 owner, $6 lease_ms, $7 retention_ms, $8 max_attempts, $9 recovery, $10 now, $11 arguments` */
+  claim: `INSERT INTO ${n.record} AS r (${claimColumns})
+SELECT $1, $2, $3, $4, 'in_progress', nextval('${n.sequence}'), 1, $8, $9, 1, $5,
+       t.now + $6 * interval '1 millisecond', t.now, t.now, t.now + $7 * interval '1 millisecond', $11
+FROM (SELECT coalesce($10::timestamptz, now()) AS now) AS t
+${claimConflict}
+RETURNING ${claimReturning}`,
+
+  /**
+   * The claims of several keys in one statement (each row decided as {@link claim} decides it) —
+   * `$1 claims` (a JSON array of objects with the fields of `claimRequestColumns`, no two of one
+   * record), `$2 now`. Rows are inserted in (scope, key) order, so concurrent batches of overlapping
+   * keys take their row locks in one order. Returns a row (with its scope and key) per won claim.
+   */
+  claimMany: `INSERT INTO ${n.record} AS r (${claimColumns})
+SELECT c.scope, c.key, c.tool, c.fingerprint, 'in_progress', nextval('${n.sequence}'), 1, c.max_attempts, c.recovery,
+       1, c.owner, t.now + c.lease_ms * interval '1 millisecond', t.now, t.now,
+       t.now + c.retention_ms * interval '1 millisecond', c.arguments
+FROM (SELECT coalesce($2::timestamptz, now()) AS now) AS t,
+     jsonb_to_recordset($1::jsonb) AS c(${claimRequestColumns})
+ORDER BY c.scope, c.key
+${claimConflict}
+RETURNING r.scope, r.idem_key AS "key", ${claimReturning}`,
+
+  /** Read several records — `$1 refs` (a JSON array of `{ scope, key }`), `$2 now` */
+  readMany: `SELECT ${recordColumns}
+FROM ${n.record} AS r, (SELECT coalesce($2::timestamptz, now()) AS now) AS t,
+     jsonb_to_recordset($1::jsonb) AS k(scope text, key text)
+WHERE r.scope = k.scope AND r.idem_key = k.key`,
 
   /** Read — `$1 scope, $2 key, $3 now` */
   read: `SELECT ${recordColumns}

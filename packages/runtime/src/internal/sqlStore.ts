@@ -1,26 +1,32 @@
 /**
- * The SQL implementation of `IdempotencyStore`: one statement per operation (claim, read,
- * complete, fail, release, heartbeat, park, park-expired, resolve (audited or not), reap, purge,
- * journal, list, resolutions), with
+ * The SQL implementation of `IdempotencyStore`: one statement per operation (claim, the claims of
+ * a step, read, complete, fail, release, heartbeat, park, park-expired, resolve (audited or not),
+ * reap, purge, journal, list, resolutions), with
  * the semantics listed in `IdempotencyStore.ts`, in the portable subset that runs on PostgreSQL
  * ≥ 13 and PGlite (no `RETURNING old.*`, no `ON CONFLICT DO SELECT`). Statements are rendered once
  * per schema and run with `sql.unsafe`, so the driver's prepared-statement cache serves them;
- * every value is a bound parameter. Parameters and rows go through `SqlSchema` codecs: the
- * statements alias their columns to the model's field names, so a decoded row is the model.
+ * every value is a bound parameter. Parameters and rows go through synchronous `Schema` codecs
+ * (`sqlCodecs`): the statements alias their columns to the model's field names, so a decoded row
+ * is the model.
  *
  * Results, errors and journal details are `text` columns holding the JSON text exactly as
  * written (migration 2; `jsonb` would reorder members and drop duplicates, so a replay would not
  * return the bytes the execution produced), each bounded by a CHECK to 256 KiB.
  *
+ * (Why one long module: each operation of the store's contract with its answer — won or lost
+ * claims, confirmed or fenced-off writes — side by side, as `memoryStore` mirrors them; the SQL
+ * text is in `sqlStatements`, the codecs in `sqlCodecs`.)
+ *
  * @internal
  */
-import { Effect, Option, Predicate, Schema } from "effect"
-import { Migrator, SqlClient, type SqlError, SqlSchema } from "effect/sql"
+import { Effect, Exit, Option, Predicate, Schema } from "effect"
+import { Migrator, SqlClient, type SqlError } from "effect/sql"
 import { type FencedOperation, LeaseLost, type StoreOperation, StoreUnavailable } from "../ExecutionError.js"
 import * as ExecutionMetrics from "../ExecutionMetrics.js"
 import type * as FollowUp from "../FollowUp.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
 import * as Codecs from "./sqlCodecs.js"
+import type { Codec } from "./sqlCodecs.js"
 import { checkSchema, migrations, names, statements } from "./sqlStatements.js"
 import * as Rules from "./storeRules.js"
 
@@ -28,6 +34,9 @@ const sqlState = (error: SqlError.SqlError): string | null => {
   const cause = error.reason.cause
   return Predicate.hasProperty(cause, "code") && typeof cause.code === "string" ? cause.code : null
 }
+
+/** A record's identity as one string (scope and key joined by a NUL, which neither contains). */
+const recordId = (ref: IdempotencyStore.RecordRef): string => `${ref.scope}\u0000${ref.key}`
 
 const unreadableRow = (operation: StoreOperation, keyHash: string | null): StoreUnavailable =>
   new StoreUnavailable({ keyHash, operation, reason: "UnreadableRow", code: null, retryable: false })
@@ -85,17 +94,24 @@ export const queryOn = (sql: SqlClient.SqlClient) =>
 <Req extends Schema.Constraint, Row extends Schema.Constraint>(
   operation: StoreOperation,
   statement: string,
-  { Request, Row, params }: Codecs.Codec<Req, Row>
+  { Request, Row, params }: Codec<Req, Row>
 ) => {
-  const run = SqlSchema.findAll({
-    Request,
-    Result: Row,
-    execute: (request) => sql.unsafe(statement, params(request))
-  })
-  return (request: Req["Type"], keyHash: string | null = null) =>
-    (run(request) as Effect.Effect<Array<Row["Type"]>, SqlError.SqlError | Schema.SchemaError>).pipe(
-      Effect.mapError(unavailable(operation, keyHash))
+  // synchronous codecs (no Effect per field): the statements' schemas have no effectful transformations
+  const encode = Schema.encodeUnknownExit(Request as unknown as Schema.Codec<Req["Type"], Req["Encoded"]>)
+  const decode = Schema.decodeUnknownExit(
+    Schema.mutable(Schema.Array(Row as unknown as Schema.Codec<Row["Type"], unknown>))
+  )
+  return (request: Req["Type"], keyHash: string | null = null): Effect.Effect<Array<Row["Type"]>, StoreUnavailable> => {
+    const encoded = encode(request)
+    if (Exit.isFailure(encoded)) return Effect.fail(unreadableRow(operation, keyHash))
+    return sql.unsafe(statement, params(encoded.value)).pipe(
+      Effect.mapError(unavailable(operation, keyHash)),
+      Effect.flatMap((rows) => {
+        const decoded = decode(rows)
+        return Exit.isSuccess(decoded) ? Effect.succeed(decoded.value) : Effect.fail(unreadableRow(operation, keyHash))
+      })
     )
+  }
 }
 
 /** @internal */
@@ -108,6 +124,8 @@ export const make = (schema: string) =>
     const query = queryOn(sql)
 
     const claimQuery = query("claim", s.claim, Codecs.claim)
+    const claimManyQuery = query("claim", s.claimMany, Codecs.claimMany)
+    const readManyQuery = query("claim", s.readMany, Codecs.readMany)
     const readQuery = query("read", s.read, Codecs.read)
     const peekQuery = query("read", s.peek, Codecs.peek)
     const completeQuery = query("complete", s.complete, Codecs.complete)
@@ -197,6 +215,57 @@ export const make = (schema: string) =>
         code: null,
         retryable: true
       })
+    })
+
+    const claimMany = Effect.fn("IdempotencyStore.claimMany")(function*(
+      requests: ReadonlyArray<IdempotencyStore.ClaimRequest>
+    ) {
+      for (const req of requests) {
+        const invalid = Rules.checkClaim(req)
+        if (invalid !== undefined) return yield* invalid
+      }
+      const now = requests[0]?.now ?? null
+      const claims: Array<IdempotencyStore.Claim | undefined> = Array.from({ length: requests.length }, () => undefined)
+      // ON CONFLICT DO UPDATE takes each record once per statement: repeats are claimed after it
+      const index = new Map<string, number>()
+      const repeats: Array<number> = []
+      requests.forEach((req, i) => {
+        const id = recordId(req)
+        if (index.has(id)) repeats.push(i)
+        else index.set(id, i)
+      })
+      let pending = Array.from(index.values())
+      // A claim that loses and then finds no row raced a purge; claiming again settles it.
+      for (let round = 0; round < 3 && pending.length > 0; round++) {
+        const won = yield* claimManyQuery({ claims: Codecs.claimManyJson(pending.map((i) => requests[i])), now })
+        for (const row of won) {
+          const i = index.get(recordId(row))
+          if (i === undefined) continue
+          const lease: IdempotencyStore.Lease = { kind: Rules.kindOf(row.previous, row.attempt), ...row }
+          claims[i] = { _tag: "Claimed", lease }
+        }
+        pending = pending.filter((i) => claims[i] === undefined)
+        if (pending.length === 0) break
+        const refs = JSON.stringify(pending.map((i) => ({ scope: requests[i].scope, key: requests[i].key })))
+        for (const row of yield* readManyQuery({ refs, now })) {
+          const record = Codecs.toRecord(row)
+          if (record === undefined) return yield* unreadableRow("claim", row.key)
+          const i = index.get(recordId(row))
+          if (i !== undefined) claims[i] = { _tag: "Existing", record }
+        }
+        pending = pending.filter((i) => claims[i] === undefined)
+      }
+      if (pending.length > 0) {
+        return yield* new StoreUnavailable({
+          keyHash: requests[pending[0]].key,
+          operation: "claim",
+          reason: "ClaimContention",
+          code: null,
+          retryable: true
+        })
+      }
+      for (const i of repeats) claims[i] = yield* claim({ ...requests[i], now: requests[i].now ?? now ?? undefined })
+      return claims as Array<IdempotencyStore.Claim>
     })
 
     const read = Effect.fn("IdempotencyStore.read")(function*(
@@ -429,6 +498,7 @@ export const make = (schema: string) =>
 
     const service: IdempotencyStore.Service = {
       claim,
+      claimMany,
       read,
       complete,
       fail,

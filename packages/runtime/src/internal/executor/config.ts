@@ -70,8 +70,8 @@ export interface Run {
   readonly arguments: string | null
   readonly tenant: string
   readonly owner: string
-  /** The executor clock's reading when the execution began, ms. */
-  readonly started: number
+  /** The executor clock's reading when the execution began (its first claim), ms. */
+  started: number
   waited: boolean
   /** A running handler was interrupted by the caller and the record parked `unknown`. */
   parkedOnInterrupt: boolean

@@ -73,11 +73,16 @@ export const supervised = <A>(
       if (done !== undefined) return done
       let stopped: LeaseLost | HandlerTimedOut | undefined
       const dog = watchdog(store, entry, lease, deadline).pipe(
-        Effect.catch((reason) => Effect.andThen(Effect.sync(() => (stopped = reason)), Fiber.interrupt(handler)))
+        // the caller awaits the handler's end, so the watchdog only signals the interruption
+        Effect.catch((reason) => Effect.sync(() => ((stopped = reason), handler.interruptUnsafe())))
       )
       return Effect.flatMap(Effect.forkChild(dog), (dogFiber) =>
         Fiber.await(handler).pipe(
-          Effect.onExit(() => Effect.andThen(Fiber.interrupt(dogFiber), Fiber.interrupt(handler))),
+          // the caller was interrupted: interrupt the handler and wait for it (its signal aborts)
+          Effect.onInterrupt(() => Fiber.interrupt(handler)),
+          // nobody waits for the watchdog's end: it is asleep or mid-heartbeat, and a beat fenced
+          // off after the handler ended changes nothing
+          Effect.ensuring(Effect.sync(() => dogFiber.interruptUnsafe())),
           // the handler's own outcome wins; the watchdog's reason explains an interruption
           Effect.flatMap((exit): Effect.Effect<A, unknown> =>
             stopped !== undefined && Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause)

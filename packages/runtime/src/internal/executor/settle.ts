@@ -224,7 +224,8 @@ export const make = (env: Env) => {
         detail: resultInvalid
       })
     }
-    const bytes = bytesOf(text)
+    // each UTF-16 unit is at most 3 UTF-8 bytes: count the bytes only near the limit
+    const bytes = text.length * 3 <= maxBytes ? 0 : bytesOf(text)
     if (bytes > maxBytes) {
       yield* recordFailure(lease, { _tag: "ResultTooLarge", part: "result", bytes, maxBytes })
       return yield* new ResultTooLarge({
