@@ -10,29 +10,9 @@ import { ValidatedCall } from "@toolgate/testing"
 import { Cause, Deferred, Effect, Exit, Fiber, type Layer, Option, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 
+import { at, base, fresh, request } from "./storeRequests.js"
+
 const { IdempotencyStore } = Store
-
-const base = Date.UTC(2031, 0, 1)
-const at = (ms: number): Date => new Date(base + ms)
-
-let counter = 0
-const fresh = (label: string): Store.RecordRef => ({
-  scope: `tenant-${label}`,
-  key: `tg1:sha256:${label}-${++counter}-${Math.random().toString(36).slice(2)}`
-})
-
-const request = (ref: Store.RecordRef, over: Partial<Store.ClaimRequest> = {}): Store.ClaimRequest => ({
-  ...ref,
-  tool: "CreateTask",
-  fingerprint: "fp-1",
-  owner: `owner-${++counter}`,
-  leaseMs: 1_000,
-  retentionMs: 60_000,
-  maxAttempts: 3,
-  recovery: "reexecute",
-  now: at(0),
-  ...over
-})
 
 const claimed = (claim: Store.Claim): Store.Lease => {
   if (claim._tag !== "Claimed") assert.fail(`expected a won claim, got ${claim.record.status}`)

@@ -425,7 +425,10 @@ export const make = (env: Env) => {
           ahead[i] !== undefined || Result.isFailure(run)
             ? counted(run, ahead[i])
             // it claims only now (after waiting for a slot): its wait is counted from here
-            : Effect.flatMap(Clock.currentTimeMillis, (now) => ((run.success.started = now), counted(run, undefined)))
+            : Effect.flatMap(
+              Clock.currentTimeMillis,
+              (slotAt) => ((run.success.started = slotAt), counted(run, undefined))
+            )
         ),
       { concurrency }
     )
