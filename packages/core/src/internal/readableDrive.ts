@@ -65,6 +65,14 @@ export const assemble = <E, E2>(
     }
     const onRead = (result: ReadableStreamReadResult<Uint8Array>): void => {
       if (stopped) return
+      try {
+        step(result)
+      } catch (defect) {
+        // the reader and the machine do not throw (property-tested); should one, it is a defect, never an unhandled rejection
+        if (!stopped) finish(Effect.die(defect))
+      }
+    }
+    const step = (result: ReadableStreamReadResult<Uint8Array>): void => {
       if (result.done) {
         const failure = events.end()
         const failed = pushTaken()
@@ -134,6 +142,17 @@ export const stream = <E, E2>(
       }
       const onRead = (result: ReadableStreamReadResult<Uint8Array>): void => {
         if (released) return
+        try {
+          step(result)
+        } catch (defect) {
+          // as in `assemble`: a throw is a defect of the pull in flight, never an unhandled rejection
+          const to = resume
+          resume = undefined
+          halted = true
+          if (to !== undefined) to(Effect.die(defect))
+        }
+      }
+      const step = (result: ReadableStreamReadResult<Uint8Array>): void => {
         const out: Array<Output> = []
         if (result.done) {
           halted = true
