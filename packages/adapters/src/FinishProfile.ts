@@ -62,6 +62,18 @@ export const defaultProfile: FinishProfile = "compatible"
  */
 export const firstPartyHosts: ReadonlySet<string> = new Set(["api.openai.com", "api.anthropic.com"])
 
+// A process sends its requests to one URL or a few: the last one's host is remembered, so a
+// request does not parse its URL again (one parse per step of an agent turn otherwise).
+let lastUrl: string | undefined
+let lastFirstParty = false
+const isFirstParty = (url: string): boolean => {
+  if (url !== lastUrl) {
+    lastFirstParty = URL.canParse(url) && firstPartyHosts.has(new URL(url).hostname.toLowerCase())
+    lastUrl = url
+  }
+  return lastFirstParty
+}
+
 /**
  * The profile for a request: `strict` for a first-party host (`api.openai.com`,
  * `api.anthropic.com`), `compatible` for every other URL (a gateway, a local server, a cloud
@@ -77,8 +89,7 @@ export const forRequest = (request: {
   readonly provider?: string | undefined
   readonly body?: unknown
 }): FinishProfile => {
-  if (!URL.canParse(request.url)) return "compatible"
-  if (!firstPartyHosts.has(new URL(request.url).hostname.toLowerCase())) return "compatible"
+  if (!isFirstParty(request.url)) return "compatible"
   const body = request.body
   const toolChoice = typeof body === "object" && body !== null
     ? (body as { tool_choice?: unknown }).tool_choice

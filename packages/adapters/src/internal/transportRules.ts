@@ -229,7 +229,11 @@ export const budgetedBody = (
       const idle = Number.isFinite(budgets.idleMs)
         ? Effect.raceFirst(
           pull,
-          Effect.andThen(Effect.sleep(Duration.millis(budgets.idleMs)), Effect.fail(timeout("idle", budgets.idleMs)))
+          // the error is built when the budget runs out, not per response (its stack costs tens of µs)
+          Effect.andThen(
+            Effect.sleep(Duration.millis(budgets.idleMs)),
+            Effect.failSync(() => timeout("idle", budgets.idleMs))
+          )
         )
         : pull
       return Effect.suspend(() => {

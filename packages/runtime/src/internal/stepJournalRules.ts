@@ -64,7 +64,17 @@ let codec:
 const outputCodec = () => {
   if (codec === undefined) {
     const json = Schema.fromJsonString(StepJournal.StepOutput)
-    codec = { encode: Schema.encodeSync(json), decode: Schema.decodeUnknownExit(json) }
+    // the Exit adapter runs no fiber when the encoding is synchronous; a failure still throws
+    // through the Sync adapter, as before
+    const encodeExit = Schema.encodeExit(json)
+    const encodeSync = Schema.encodeSync(json)
+    codec = {
+      encode: (output) => {
+        const encoded = encodeExit(output)
+        return Exit.isSuccess(encoded) ? encoded.value : encodeSync(output)
+      },
+      decode: Schema.decodeUnknownExit(json)
+    }
   }
   return codec
 }

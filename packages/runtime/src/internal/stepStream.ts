@@ -17,6 +17,7 @@
 import { Assembler, type AssemblyError, type ModelStream, ModelStreamError, type StreamEvent } from "@toolgate/core"
 import { Clock, Duration, Effect, Exit, Metric, Option, Schedule, Stream } from "effect"
 import type * as ToolCallPipeline from "../ToolCallPipeline.js"
+import * as MetricSeries from "./metricSeries.js"
 
 /** The failures of one response (the pipeline's `PipelineError` without validation). @internal */
 export type StepStreamError = AssemblyError.AssemblyError | ModelStreamError.ModelStreamError
@@ -76,8 +77,7 @@ export const metrics = {
   })
 } as const
 
-const count = (metric: Metric.Metric<number, unknown>, by: number, attributes: Record<string, string>) =>
-  by > 0 ? Metric.update(Metric.withAttributes(metric, attributes), by) : Effect.void
+const count = MetricSeries.count
 
 /**
  * Completes when the signal fires (at once when it already has): a back-off ends there, and the
@@ -107,12 +107,14 @@ export const make = (model: ModelStream.ModelStream["Service"]) => {
         )
       )
       const { deadline, signal } = budget
-      // An attempt's `total` budget is what is left of the whole: report the whole budget.
-      const overDeadline = new ModelStreamError.StreamTimeout({
-        finishReason: null,
-        phase: "total",
-        budgetMs: budget.deadlineMs
-      })
+      // An attempt's `total` budget is what is left of the whole: report the whole budget. Built
+      // when it happens: an error (its stack captured) costs tens of µs inside a step's fiber.
+      const overDeadline = () =>
+        new ModelStreamError.StreamTimeout({
+          finishReason: null,
+          phase: "total",
+          budgetMs: budget.deadlineMs
+        })
       const backoff = (ms: number) =>
         signal === undefined
           ? Effect.sleep(Duration.millis(ms))
@@ -127,7 +129,7 @@ export const make = (model: ModelStream.ModelStream["Service"]) => {
         Stream.unwrap(Effect.gen(function*() {
           const remaining = deadline - (yield* Clock.currentTimeMillis)
           if (remaining <= 0) {
-            return Stream.fail(overDeadline)
+            return Stream.fail(overDeadline())
           }
           yield* count(metrics.streamsStarted, 1, provider)
           let deltas = 0
@@ -154,7 +156,7 @@ export const make = (model: ModelStream.ModelStream["Service"]) => {
           const events = model.stream(request, { number: n, remainingMs: remaining, signal }).pipe(
             Stream.mapError((error) =>
               error._tag === "StreamTimeout" && error.phase === "total" && error.budgetMs === remaining
-                ? overDeadline
+                ? overDeadline()
                 : error
             ),
             Stream.tap((event) =>

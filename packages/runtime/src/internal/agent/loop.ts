@@ -20,6 +20,7 @@ import type { StoreUnavailable } from "../../ExecutionError.js"
 import * as StepJournal from "../../StepJournal.js"
 import * as ToolCallPipeline from "../../ToolCallPipeline.js"
 import * as ToolExecutor from "../../ToolExecutor.js"
+import * as MetricSeries from "../metricSeries.js"
 import * as StepStream from "../stepStream.js"
 import { type Config, configure } from "./config.js"
 import * as Transcript from "./transcript.js"
@@ -125,7 +126,7 @@ export const make: Effect.Effect<Agent.Service["run"], never, Requirements> = Ef
   let runs = 0
 
   const count = (metric: Metric.Metric<number, unknown>, by: number, attributes: Record<string, string>) =>
-    by > 0 ? Metric.update(Metric.withAttributes(metric, { ...provider, ...attributes }), by) : Effect.void
+    MetricSeries.count(metric, by, { ...provider, ...attributes })
 
   const turnOf = <Tools extends Record<string, Tool.Any>>(
     request: ModelStream.ModelRequest,
@@ -404,7 +405,10 @@ export const make: Effect.Effect<Agent.Service["run"], never, Requirements> = Ef
             for (const kind of ["input", "output"] as const) {
               const tokens = output.usage?.[kind === "input" ? "inputTokens" : "outputTokens"]
               if (tokens !== undefined) {
-                yield* Metric.update(Metric.withAttributes(Agent.metrics.stepTokens, { ...provider, kind }), tokens)
+                yield* Metric.update(
+                  MetricSeries.withAttributes(Agent.metrics.stepTokens, { ...provider, kind }),
+                  tokens
+                )
               }
             }
           }
