@@ -29,7 +29,7 @@ import type * as ToolExecutor from "../../ToolExecutor.js"
 import { maxStoredBytes } from "../storeRules.js"
 import { type Env, LiveContext, type Run } from "./config.js"
 import { decide } from "./decision.js"
-import { HandlerTimedOut, supervised } from "./lease.js"
+import { HandlerTimedOut, makeWatch } from "./lease.js"
 import * as Settle from "./settle.js"
 
 /** A live lease elsewhere, or a record to claim again (an internal signal for the wait schedule). */
@@ -87,6 +87,7 @@ export const make = (env: Env) => {
   const { config, services, store } = env
   const settle = Settle.make(env)
   const { retryStore } = settle
+  const { supervised } = makeWatch(store, services)
   const instance = randomUUID().slice(0, 8)
   let executions = 0
 
@@ -217,7 +218,7 @@ export const make = (env: Env) => {
         const t0 = yield* Clock.currentTimeMillis
         const deadline = t0 + entry.timeoutMs
         const guarded = <A>(effect: Effect.Effect<A, unknown, unknown>) =>
-          restore(supervised(store, services, entry, lease, context, Effect.suspend(() => effect), deadline))
+          restore(supervised(entry, lease, context, Effect.suspend(() => effect), t0, deadline))
         const probe = entry.handler.probe
         if (context.takeover && entry.recovery === "reconcile" && probe !== undefined) {
           const probed = yield* Effect.exit(guarded(Effect.suspend(() => probe(call.params, context))))
@@ -339,22 +340,28 @@ export const make = (env: Env) => {
 
   /**
    * One execution from its prepared run (`ahead`: its claim, when a batch made it already): the
-   * span `ToolExecutor.execute`, then the claim's outcome, waiting while another lease is live.
+   * span `ToolExecutor.execute` (with the key hash and tool name), then the claim's outcome,
+   * waiting while another lease is live. The span captures no call-site stack trace: one
+   * `Error` per call costs more than the rest of the span.
    */
-  const executeRun = Effect.fn("ToolExecutor.execute")(function*(
+  const executeRun = (
     prepared: Result.Result<Run, IdempotencyKey.KeyError>,
     ahead: Ahead
-  ): Effect.fn.Return<ToolExecutor.Outcome<unknown>, ExecutionError> {
-    if (Result.isFailure(prepared)) return yield* prepared.failure
+  ): Effect.Effect<ToolExecutor.Outcome<unknown>, ExecutionError> => {
+    if (Result.isFailure(prepared)) {
+      return Effect.withSpan(Effect.fail(prepared.failure), "ToolExecutor.execute", { captureStackTrace: false })
+    }
     const run = prepared.success
-    yield* Effect.annotateCurrentSpan({ "toolgate.key": run.key, "toolgate.tool": run.entry.name })
-    if (ahead instanceof StoreUnavailable) return yield* ahead
-    return yield* Effect.catchIf(
+    const outcome = ahead instanceof StoreUnavailable ? Effect.fail(ahead) : Effect.catchIf(
       ahead === undefined ? round(run) : claimed(run, ahead),
       isBusy,
       (busy) => wait(run, busy)
     )
-  })
+    return Effect.withSpan(outcome, "ToolExecutor.execute", {
+      attributes: { "toolgate.key": run.key, "toolgate.tool": run.entry.name },
+      captureStackTrace: false
+    })
+  }
 
   /** Executes a prepared run; the one place its outcome is counted. */
   const counted = (
@@ -425,7 +432,7 @@ export const make = (env: Env) => {
           ahead[i] !== undefined || Result.isFailure(run)
             ? counted(run, ahead[i])
             // it claims only now (after waiting for a slot): its wait is counted from here
-            : Effect.flatMap(Clock.currentTimeMillis, (now) => ((run.success.started = now), counted(run, undefined)))
+            : Effect.flatMap(Clock.currentTimeMillis, (at) => ((run.success.started = at), counted(run, undefined)))
         ),
       { concurrency }
     )
