@@ -9,7 +9,7 @@
  * @internal
  */
 import { IdempotencyKey, KeyPolicy, type ToolCall } from "@toolgate/core"
-import { Cause, Clock, Data, Duration, Effect, Exit, Metric, Option, Result } from "effect"
+import { Cause, Clock, Data, Effect, Exit, Option, Result } from "effect"
 import { hash, randomUUID } from "node:crypto"
 import {
   AttemptsExhausted,
@@ -205,42 +205,53 @@ export const make = (env: Env) => {
     }
   }
 
-  /** Runs the handler of a won claim (after a reconcile probe on takeovers) and settles it. */
+  /**
+   * Runs the handler of a won claim (after a reconcile probe on takeovers) and settles it. The
+   * handler's duration (executor clock, ms) is kept on the run; the final tap records it.
+   */
   const runClaimed = (run: Run, lease: IdempotencyStore.Lease): Effect.Effect<
     ToolExecutor.Outcome<unknown>,
     ExecutionError
   > =>
     Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function*() {
+      Effect.clockWith((clock) => {
         const { call, entry } = run
         const context = new LiveContext(run, lease)
-        if (context.takeover) yield* ExecutionMetrics.count("takeover")
-        const t0 = yield* Clock.currentTimeMillis
+        const t0 = clock.currentTimeMillisUnsafe()
         const deadline = t0 + entry.timeoutMs
         const guarded = <A>(effect: Effect.Effect<A, unknown, unknown>) =>
-          restore(supervised(entry, lease, context, Effect.suspend(() => effect), t0, deadline))
+          restore(supervised(entry, lease, context, effect, t0, deadline))
+        const handler = Effect.flatMap(
+          Effect.exit(guarded(Effect.suspend(() => entry.handler.run(call.params, context)))),
+          (exit) => {
+            run.handlerMs = clock.currentTimeMillisUnsafe() - t0
+            return Exit.isSuccess(exit)
+              ? settle.finish(run, lease, context, exit.value, false)
+              : settle.failed(run, lease, context, exit.cause)
+          }
+        )
+        if (!context.takeover) return handler
         const probe = entry.handler.probe
-        if (context.takeover && entry.recovery === "reconcile" && probe !== undefined) {
-          const probed = yield* Effect.exit(guarded(Effect.suspend(() => probe(call.params, context))))
-          if (Exit.isFailure(probed)) {
-            const error = Settle.lastFailure(probed.cause)
-            if (
-              error instanceof LeaseLost || error instanceof HandlerTimedOut || Cause.hasInterrupts(probed.cause)
-            ) {
-              return yield* settle.failed(run, lease, context, probed.cause)
+        return Effect.andThen(
+          ExecutionMetrics.count("takeover"),
+          entry.recovery !== "reconcile" || probe === undefined ? handler : Effect.gen(function*() {
+            const probed = yield* Effect.exit(guarded(Effect.suspend(() => probe(call.params, context))))
+            if (Exit.isFailure(probed)) {
+              const error = Settle.lastFailure(probed.cause)
+              if (
+                error instanceof LeaseLost || error instanceof HandlerTimedOut || Cause.hasInterrupts(probed.cause)
+              ) {
+                return yield* settle.failed(run, lease, context, probed.cause)
+              }
+              return yield* settle.parkOwn(run, lease, context, "probe_failed", "the reconcile probe failed")
             }
-            return yield* settle.parkOwn(run, lease, context, "probe_failed", "the reconcile probe failed")
-          }
-          if (Option.isSome(probed.value)) {
-            yield* ExecutionMetrics.count("reconciled")
-            return yield* settle.finish(run, lease, context, probed.value.value, true)
-          }
-        }
-        const exit = yield* Effect.exit(guarded(Effect.suspend(() => entry.handler.run(call.params, context))))
-        yield* Metric.update(entry.duration, Duration.millis((yield* Clock.currentTimeMillis) - t0))
-        return yield* Exit.isSuccess(exit)
-          ? settle.finish(run, lease, context, exit.value, false)
-          : settle.failed(run, lease, context, exit.cause)
+            if (Option.isSome(probed.value)) {
+              yield* ExecutionMetrics.count("reconciled")
+              return yield* settle.finish(run, lease, context, probed.value.value, true)
+            }
+            return yield* handler
+          })
+        )
       })
     )
 
@@ -330,6 +341,7 @@ export const make = (env: Env) => {
       tenant: execution.scope.tenant,
       owner: `${instance}:${++executions}`,
       started,
+      handlerMs: undefined,
       waited: false,
       parkedOnInterrupt: false
     })
@@ -377,7 +389,9 @@ export const make = (env: Env) => {
     call: ToolCall.ValidatedToolCall,
     execution: ToolExecutor.ExecuteOptions
   ): Effect.Effect<ToolExecutor.Outcome<unknown>, ExecutionError> =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) => counted(prepare(call, execution, undefined, now), undefined))
+    Effect.clockWith((clock) =>
+      counted(prepare(call, execution, undefined, clock.currentTimeMillisUnsafe()), undefined)
+    )
 
   /**
    * Claims the runs that start at once (the first `concurrency` keyed ones) in one batch, one
