@@ -6,7 +6,8 @@
  * `TOOLGATE_PG_URL`, in schema `tg_execab_<pid>`, dropped at the end). Slices of
  * `EXEC_AB_SLICE` s (default 0.5) rotate over the sides for `EXEC_AB_ROUNDS` rounds (default 5)
  * at each of 1, 8, 32 fibers; each side reports calls/s and process CPU (user + system, all
- * threads) per call in µs. Timings on a shared machine are noisy: compare sides of one run.
+ * threads) per call in µs. On PostgreSQL a `floor` side runs the same claim and complete statements
+ * through the same client without the executor (as in `bench/execution.ts`). Timings on a shared machine are noisy: compare sides of one run.
  *
  * Run: `npx tsc -b bench && npx node bench/dist/executorCpu.js` (add `--cpu-prof` to profile).
  */
@@ -16,6 +17,7 @@ import * as Here from "@toolgate/runtime"
 import { Effect, Layer, Metric, Redacted, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { SqlClient } from "effect/sql"
+import { createHash } from "node:crypto"
 import { pathToFileURL } from "node:url"
 
 const params = Schema.Struct({ leadId: Schema.String })
@@ -73,7 +75,69 @@ const main = Effect.gen(function*() {
     sides[`${name} sync`] = made.sync
     sides[`${name} async`] = made.async
   }
-  const names = Object.keys(sides)
+  if (pg) {
+    const sql = yield* SqlClient.SqlClient
+    const statements = Here.IdempotencyStore.sqlStatements(schema)
+    const result = JSON.stringify({ ok: true })
+    sides.floor = () =>
+      Effect.gen(function*() {
+        const i = n++
+        const key = `tg1:sha256:${createHash("sha256").update(`floor-${process.pid}-${i}`).digest("hex")}`
+        const fingerprint = `tg1:sha256:${createHash("sha256").update(key).digest("hex")}`
+        const rows = yield* sql.unsafe<{ fence: bigint }>(statements.claim.text, [
+          "ab",
+          key,
+          "Touch",
+          fingerprint,
+          `floor:${i}`,
+          30_000,
+          86_400_000,
+          3,
+          "reexecute",
+          null,
+          `{"leadId":"lead-${i}"}`
+        ])
+        yield* sql.unsafe(statements.complete.text, [
+          "ab",
+          key,
+          rows[0].fence,
+          result,
+          result.length,
+          null,
+          86_400_000,
+          null
+        ])
+      })
+  }
+  if (pg && process.env.EXEC_AB_STORE_SIDE === "1") {
+    const store = yield* Effect.provide(
+      Effect.gen(function*() {
+        return yield* Here.IdempotencyStore.IdempotencyStore
+      }),
+      Here.IdempotencyStore.layerSql({ schema })
+    )
+    sides.store = () =>
+      Effect.gen(function*() {
+        const i = n++
+        const key = `tg1:sha256:${createHash("sha256").update(`store-${process.pid}-${i}`).digest("hex")}`
+        const claim = yield* store.claim({
+          scope: "ab",
+          key,
+          tool: "Touch",
+          fingerprint: `tg1:sha256:${createHash("sha256").update(key).digest("hex")}`,
+          arguments: `{"leadId":"lead-${i}"}`,
+          owner: `store:${i}`,
+          leaseMs: 30_000,
+          retentionMs: 86_400_000,
+          maxAttempts: 3,
+          recovery: "reexecute"
+        })
+        if (claim._tag !== "Claimed") return yield* Effect.die("not claimed")
+        yield* store.complete(claim.lease, { result: "{\"ok\":true}", retentionMs: 86_400_000 })
+      })
+  }
+  const only = process.env.EXEC_AB_ONLY
+  const names = Object.keys(sides).filter((k) => only === undefined || k === only)
   for (const name of names) yield* slice(8, 0.4, sides[name])
   for (const fibers of [1, 8, 32]) {
     const total = Object.fromEntries(names.map((k) => [k, { ops: 0, seconds: 0, cpuUs: 0 }]))

@@ -6,6 +6,10 @@
  * (or a record that changed under the claim) polls the claim on the wait schedule until it
  * settles or the wait ends (`ExecutionInProgress`). Each execution is counted once, by its exit.
  *
+ * Why one long module: the steps of one execution (prepare, claim, answer, run, wait, and the
+ * batch claim of `executeAll`) share the run and the executor's closures; split, each part would
+ * take the same dozen parameters back.
+ *
  * @internal
  */
 import { IdempotencyKey, KeyPolicy, type ToolCall } from "@toolgate/core"
@@ -425,7 +429,8 @@ export const make = (env: Env) => {
     )
   }
 
-  const executeAll = Effect.fn("ToolExecutor.executeAll")(function*(
+  /** A turn's calls, in the span `ToolExecutor.executeAll` (no call-site stack capture, as `execute`). */
+  const executeAll = Effect.fnUntraced(function*(
     calls: ReadonlyArray<ToolCall.ValidatedToolCall>,
     turn: ToolExecutor.ExecuteAllOptions
   ) {
@@ -450,7 +455,7 @@ export const make = (env: Env) => {
         ),
       { concurrency }
     )
-  })
+  }, Effect.withSpan("ToolExecutor.executeAll", undefined, { captureStackTrace: false }))
 
   return { execute, executeAll }
 }
