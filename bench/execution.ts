@@ -5,8 +5,8 @@
  * complete statements through the same client without the service, with 1, 8 and 32 concurrent
  * fibers. Every execution is a new key (a new decision), so each one claims and completes; the
  * handler itself does nothing, so the table shows the service's own cost. Two handlers: one that
- * returns at once (no watchdog is needed, none is started) and one that suspends once, as any
- * I/O does (it runs raced against the heartbeat/timeout watchdog). Target (issue 15): the service
+ * returns at once (it is never watched) and one that suspends once, as any
+ * I/O does (it runs watched by the executor's shared heartbeat/timeout timer). Target (issue 15): the service
  * keeps ≥ 90 % of the floor with either handler. Beside them, a model step of 4 calls (async
  * handler) run as 4 `execute`s at once or as one `executeAll` (whose calls are claimed in one
  * statement): calls per second and round trips per step.
@@ -52,7 +52,7 @@ const params = Schema.Struct({ leadId: Schema.String })
 const success = Schema.Struct({ ok: Schema.Boolean })
 /** Its handler returns at once: no heartbeat or timeout fiber is needed, none is started. */
 const Touch = Tool.make("Touch", { parameters: params, success })
-/** Its handler suspends once (as any I/O does), so it runs raced against the heartbeat/timeout watchdog. */
+/** Its handler suspends once (as any I/O does), so it runs watched by the executor's heartbeat/timeout timer. */
 const TouchAsync = Tool.make("TouchAsync", { parameters: params, success })
 const Kit = Toolkit.make(Touch, TouchAsync)
 
@@ -77,7 +77,7 @@ let run = 0
 /**
  * The three sides, each one call per invocation with a new key: the floor (the store's claim and
  * complete statements through the client, no service), the service with a handler that returns at
- * once, and the service with a handler that suspends (raced against the heartbeat watchdog).
+ * once, and the service with a handler that suspends (watched by the heartbeat/timeout timer).
  */
 const makeSides = (schema: string) =>
   Effect.gen(function*() {

@@ -83,16 +83,24 @@ export const handlerDuration = Metric.timer("toolgate_handler_duration", {
 const byOutcome = new Map<Outcome, Metric.Metric<number, Metric.CounterState<number>>>()
 
 /**
- * Adds `by` (default 1) to {@link executions} for one outcome.
+ * The series of {@link executions} for one outcome (created once, then cached).
  *
  * @since 0.1.0
  * @category metrics
  */
-export const count = (outcome: Outcome, by = 1): Effect.Effect<void> => {
+export const executionsOf = (outcome: Outcome): Metric.Metric<number, Metric.CounterState<number>> => {
   let metric = byOutcome.get(outcome)
   if (metric === undefined) {
     metric = Metric.withAttributes(executions, { outcome })
     byOutcome.set(outcome, metric)
   }
-  return Metric.update(metric, by)
+  return metric
 }
+
+/**
+ * Adds `by` (default 1) to {@link executions} for one outcome.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const count = (outcome: Outcome, by = 1): Effect.Effect<void> => Metric.update(executionsOf(outcome), by)

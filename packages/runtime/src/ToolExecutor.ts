@@ -10,9 +10,10 @@
  *    annotation): key fields by path, free text left out of the key and the match, a calendar
  *    window taken from the scope's `eventTime`. A call that cannot be keyed fails before anything
  *    is claimed (`UnkeyableArguments`, `MissingKeyField`, `MissingEventTime`).
- * 2. Claims the key. A won claim runs the tool's handler under a timeout, with a heartbeat fiber
- *    that extends the lease (every `heartbeatMs`, default `leaseMs / 3`) and interrupts the
- *    handler if the lease is lost, then records the outcome with a fenced write and returns
+ * 2. Claims the key. A won claim runs the tool's handler under a timeout while the executor's
+ *    one heartbeat timer (shared by all its running handlers) extends the lease (every
+ *    `heartbeatMs`, default `leaseMs / 3`) and interrupts the handler if the lease is lost or
+ *    its deadline passes, then records the outcome with a fenced write and returns
  *    `Executed(result)`.
  * 3. A lost claim is answered by the record that prevented it: a stored result is
  *    `Replayed(result)` — its JSON text byte for byte as the execution produced it (`json`), and

@@ -14,7 +14,12 @@ const Slow = Tool.make("Slow", {
   parameters: Schema.Struct({ id: Schema.String }),
   success: Schema.Struct({ ok: Schema.Boolean })
 })
+const Quick = Tool.make("Quick", {
+  parameters: Schema.Struct({ id: Schema.String }),
+  success: Schema.Struct({ ok: Schema.Boolean })
+})
 const Kit = Toolkit.make(Slow)
+const Both = Toolkit.make(Slow, Quick)
 const call = (id: string) => ValidatedCall.make(Slow, { id })
 const scope = { tenant: "acme", turn: "conv-1/msg-1" }
 
@@ -71,6 +76,54 @@ describe("ToolExecutor on the TestClock", () => {
       assert.strictEqual(record.fence, ctx.fence)
       yield* Deferred.succeed(gate, undefined)
       assert.strictEqual((yield* Fiber.join(running))._tag, "Executed")
+    }).pipe(Effect.provide(Store.layerMemory)))
+
+  it.effect("one executor's running handlers share its timer: each times out at its own deadline, beats go on", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.IdempotencyStore
+      const started = yield* Deferred.make<ToolExecutor.HandlerContext>()
+      const executor = yield* ToolExecutor.make(Both, {
+        Slow: {
+          recovery: "manual",
+          timeoutMs: 60_000,
+          run: (_, ctx) => Effect.andThen(Deferred.succeed(started, ctx), Effect.never)
+        },
+        Quick: { recovery: "manual", timeoutMs: 5_000, run: () => Effect.never }
+      })
+      const start = (tool: "Slow" | "Quick", id: string) =>
+        Effect.forkChild(
+          Effect.exit(
+            tool === "Slow"
+              ? executor.execute(call(id), { scope })
+              : executor.execute(ValidatedCall.make(Quick, { id }), { scope })
+          ),
+          { startImmediately: true }
+        )
+      const slow = yield* start("Slow", "s")
+      const ctx = yield* Deferred.await(started)
+      yield* advance(10_000, 1_000)
+      // its deadline (15 s) comes before the timer's next wake (the slow one's beat at 20 s)
+      const quick = yield* start("Quick", "q1")
+      yield* advance(4_999, 1_000)
+      assert.isUndefined(quick.pollUnsafe())
+      yield* advance(1, 1)
+      assert.strictEqual(failureOf(yield* Fiber.join(quick))._tag, "ExecutionTimeout")
+      assert.isUndefined(slow.pollUnsafe())
+      // past a lease length (30 s) since it started: the beats kept its lease
+      yield* advance(30_000, 1_000)
+      const record = Option.getOrThrow(yield* store.read({ scope: "acme", key: ctx.key }))
+      assert.strictEqual(record.status, "in_progress")
+      assert.isFalse(record.leaseExpired)
+      yield* advance(14_999, 1_000)
+      assert.isUndefined(slow.pollUnsafe())
+      yield* advance(1, 1)
+      assert.strictEqual(failureOf(yield* Fiber.join(slow))._tag, "ExecutionTimeout")
+      // nothing runs now; a later handler starts the timer again
+      const again = yield* start("Quick", "q2")
+      yield* advance(4_999, 1_000)
+      assert.isUndefined(again.pollUnsafe())
+      yield* advance(1, 1)
+      assert.strictEqual(failureOf(yield* Fiber.join(again))._tag, "ExecutionTimeout")
     }).pipe(Effect.provide(Store.layerMemory)))
 
   it.effect("the wait for another worker's lease is measured and bounded on the executor's clock", () =>

@@ -25,7 +25,8 @@ import {
   kindOf,
   maxAuditBy,
   maxAuditReason,
-  maxStoredBytes
+  maxStoredBytes,
+  span
 } from "./storeRules.js"
 
 interface Row {
@@ -156,7 +157,7 @@ export const make = Effect.sync(() => {
     return row !== undefined && row.fence === lease.fence && row.status === "in_progress" ? row : undefined
   }
 
-  const claim = Effect.fn("IdempotencyStore.claim")(function*(req: IdempotencyStore.ClaimRequest) {
+  const claim = Effect.fnUntraced(function*(req: IdempotencyStore.ClaimRequest) {
     const invalid = checkClaim(req)
     if (invalid !== undefined) return yield* invalid
     const now = yield* clockOf(req)
@@ -219,10 +220,10 @@ export const make = Effect.sync(() => {
     r.result = null
     r.resultBytes = null
     return { _tag: "Claimed", lease: toLease(r) } as const
-  })
+  }, span("IdempotencyStore.claim"))
 
   /** The claims one after another, each decided as `claim` decides it, at the first request's `now`. */
-  const claimMany = Effect.fn("IdempotencyStore.claimMany")(function*(
+  const claimMany = Effect.fnUntraced(function*(
     requests: ReadonlyArray<IdempotencyStore.ClaimRequest>
   ) {
     for (const req of requests) {
@@ -233,7 +234,7 @@ export const make = Effect.sync(() => {
     const claims: Array<IdempotencyStore.Claim> = []
     for (const req of requests) claims.push(yield* claim(now === undefined ? req : { ...req, now }))
     return claims
-  })
+  }, span("IdempotencyStore.claimMany"))
 
   const toLease = (row: Row): IdempotencyStore.Lease => ({
     scope: row.scope,
@@ -248,14 +249,14 @@ export const make = Effect.sync(() => {
     leaseExpiresAt: new Date(row.leaseExpiresAt ?? 0)
   })
 
-  const read = Effect.fn("IdempotencyStore.read")(function*(
+  const read = Effect.fnUntraced(function*(
     ref: IdempotencyStore.RecordRef,
     options?: IdempotencyStore.At
   ) {
     const now = yield* clockOf(options)
     const row = rows.get(id(ref))
     return row === undefined ? Option.none() : Option.some(yield* snapshot(row, now, "read"))
-  })
+  }, span("IdempotencyStore.read"))
 
   /** A fenced write that found no held row: confirmed when an identical write of ours already landed. */
   const confirmOrLost = (
@@ -269,7 +270,7 @@ export const make = Effect.sync(() => {
       : Effect.fail(lost(lease, operation))
   }
 
-  const complete = Effect.fn("IdempotencyStore.complete")(function*(
+  const complete = Effect.fnUntraced(function*(
     lease: IdempotencyStore.FencedRef,
     options: IdempotencyStore.At & {
       readonly result: string
@@ -294,9 +295,9 @@ export const make = Effect.sync(() => {
     row.completedAt = now
     row.updatedAt = now
     row.expiresAt = now + options.retentionMs
-  })
+  }, span("IdempotencyStore.complete"))
 
-  const fail = Effect.fn("IdempotencyStore.fail")(function*(
+  const fail = Effect.fnUntraced(function*(
     lease: IdempotencyStore.FencedRef,
     options: IdempotencyStore.At & { readonly error: string; readonly retentionMs: number }
   ) {
@@ -313,9 +314,9 @@ export const make = Effect.sync(() => {
     row.completedAt = now
     row.updatedAt = now
     row.expiresAt = now + options.retentionMs
-  })
+  }, span("IdempotencyStore.fail"))
 
-  const release = Effect.fn("IdempotencyStore.release")(function*(
+  const release = Effect.fnUntraced(function*(
     lease: IdempotencyStore.FencedRef,
     options: IdempotencyStore.At & { readonly error: string | null }
   ) {
@@ -328,9 +329,9 @@ export const make = Effect.sync(() => {
     row.leaseExpiresAt = null
     row.owner = null
     row.updatedAt = now
-  })
+  }, span("IdempotencyStore.release"))
 
-  const heartbeat = Effect.fn("IdempotencyStore.heartbeat")(function*(
+  const heartbeat = Effect.fnUntraced(function*(
     lease: IdempotencyStore.FencedRef,
     options: IdempotencyStore.At & { readonly leaseMs: number }
   ) {
@@ -342,7 +343,7 @@ export const make = Effect.sync(() => {
     row.leaseExpiresAt = now + options.leaseMs
     row.updatedAt = now
     return new Date(row.leaseExpiresAt)
-  })
+  }, span("IdempotencyStore.heartbeat"))
 
   const parkRow = (row: Row, now: number): bigint => {
     row.prevStatus = row.status
@@ -354,7 +355,7 @@ export const make = Effect.sync(() => {
     return row.fence
   }
 
-  const park = Effect.fn("IdempotencyStore.park")(function*(
+  const park = Effect.fnUntraced(function*(
     lease: IdempotencyStore.FencedRef,
     options: IdempotencyStore.At & { readonly error: string | null }
   ) {
@@ -364,9 +365,9 @@ export const make = Effect.sync(() => {
     if (oversized(options.error)) return yield* tooLarge(lease, "park")
     row.error = options.error
     return parkRow(row, now)
-  })
+  }, span("IdempotencyStore.park"))
 
-  const parkExpired = Effect.fn("IdempotencyStore.parkExpired")(function*(
+  const parkExpired = Effect.fnUntraced(function*(
     ref: IdempotencyStore.FencedRef,
     options?: IdempotencyStore.At
   ) {
@@ -375,9 +376,9 @@ export const make = Effect.sync(() => {
     if (row === undefined || row.leaseExpiresAt === null || row.leaseExpiresAt > now) return Option.none<bigint>()
     yield* ExecutionMetrics.count("parked")
     return Option.some(parkRow(row, now))
-  })
+  }, span("IdempotencyStore.parkExpired"))
 
-  const resolve = Effect.fn("IdempotencyStore.resolve")(function*(
+  const resolve = Effect.fnUntraced(function*(
     ref: IdempotencyStore.FencedRef,
     resolution: IdempotencyStore.Resolution,
     options: IdempotencyStore.At & { readonly retentionMs: number; readonly audit?: IdempotencyStore.Audit | undefined }
@@ -420,9 +421,9 @@ export const make = Effect.sync(() => {
         at: new Date(now)
       })
     }
-  })
+  }, span("IdempotencyStore.resolve"))
 
-  const reap = Effect.fn("IdempotencyStore.reap")(function*(
+  const reap = Effect.fnUntraced(function*(
     options?: IdempotencyStore.At & {
       readonly graceMs?: number | undefined
       readonly includeReexecutable?: boolean | undefined
@@ -439,9 +440,9 @@ export const make = Effect.sync(() => {
     const parked = victims.map((row) => ({ scope: row.scope, key: row.key, fence: parkRow(row, now) }))
     if (parked.length > 0) yield* ExecutionMetrics.count("parked", parked.length)
     return parked
-  })
+  }, span("IdempotencyStore.reap"))
 
-  const purge = Effect.fn("IdempotencyStore.purge")(function*(
+  const purge = Effect.fnUntraced(function*(
     options?: IdempotencyStore.At & {
       readonly batchSize?: number | undefined
       readonly olderThanMs?: number | undefined
@@ -463,9 +464,9 @@ export const make = Effect.sync(() => {
     }
     if (total > 0) yield* ExecutionMetrics.count("purged", total)
     return total
-  })
+  }, span("IdempotencyStore.purge"))
 
-  const journalWrite = Effect.fn("IdempotencyStore.journal")(function*(
+  const journalWrite = Effect.fnUntraced(function*(
     lease: IdempotencyStore.FencedRef,
     entry: IdempotencyStore.At & {
       readonly attempt: number
@@ -486,14 +487,14 @@ export const make = Effect.sync(() => {
       detail,
       at: new Date(now)
     })
-  })
+  }, span("IdempotencyStore.journal"))
 
   const journalOf = (ref: IdempotencyStore.RecordRef) =>
     Effect.sync(() =>
       Arr.sort([...journal.values()].filter((e) => e.scope === ref.scope && e.key === ref.key), byFence)
     ).pipe(Effect.withSpan("IdempotencyStore.journalOf"))
 
-  const list = Effect.fn("IdempotencyStore.list")(function*(query: IdempotencyStore.ListQuery) {
+  const list = Effect.fnUntraced(function*(query: IdempotencyStore.ListQuery) {
     const now = yield* clockOf(query)
     const status = query.status === undefined ? undefined : new Set(query.status)
     const found = [...rows.values()].filter((r) =>
@@ -507,7 +508,7 @@ export const make = Effect.sync(() => {
       records.push(yield* snapshot(row, now, "list"))
     }
     return records
-  })
+  }, span("IdempotencyStore.list"))
 
   const resolutions = (ref: IdempotencyStore.RecordRef) =>
     Effect.sync(() => Arr.sort(audits.filter((e) => e.scope === ref.scope && e.key === ref.key), byResolution)).pipe(

@@ -188,7 +188,7 @@ export const make = (schema: string) =>
         ? Effect.fail(lost(lease, operation))
         : confirm(lease, operation, confirmStatus)
 
-    const claim = Effect.fn("IdempotencyStore.claim")(function*(req: IdempotencyStore.ClaimRequest) {
+    const claim = Effect.fnUntraced(function*(req: IdempotencyStore.ClaimRequest) {
       const invalid = Rules.checkClaim(req)
       if (invalid !== undefined) return yield* invalid
       const request = { ...req, arguments: req.arguments ?? null, now: req.now ?? null }
@@ -215,9 +215,9 @@ export const make = (schema: string) =>
         code: null,
         retryable: true
       })
-    })
+    }, Rules.span("IdempotencyStore.claim"))
 
-    const claimMany = Effect.fn("IdempotencyStore.claimMany")(function*(
+    const claimMany = Effect.fnUntraced(function*(
       requests: ReadonlyArray<IdempotencyStore.ClaimRequest>
     ) {
       for (const req of requests) {
@@ -266,16 +266,16 @@ export const make = (schema: string) =>
       }
       for (const i of repeats) claims[i] = yield* claim({ ...requests[i], now: requests[i].now ?? now ?? undefined })
       return claims as Array<IdempotencyStore.Claim>
-    })
+    }, Rules.span("IdempotencyStore.claimMany"))
 
-    const read = Effect.fn("IdempotencyStore.read")(function*(
+    const read = Effect.fnUntraced(function*(
       ref: IdempotencyStore.RecordRef,
       options?: IdempotencyStore.At
     ) {
       return Option.fromNullishOr(yield* readRow(ref, options?.now, "read"))
-    })
+    }, Rules.span("IdempotencyStore.read"))
 
-    const complete = Effect.fn("IdempotencyStore.complete")(function*(
+    const complete = Effect.fnUntraced(function*(
       lease: IdempotencyStore.FencedRef,
       options: IdempotencyStore.At & {
         readonly result: string
@@ -298,9 +298,9 @@ export const make = (schema: string) =>
         ? yield* completeQuery(request, lease.key)
         : yield* completeWithFollowUpsQuery({ ...request, messages: Codecs.messagesJson(followUps) }, lease.key)
       yield* fenced(lease, "complete", "succeeded")(rows)
-    })
+    }, Rules.span("IdempotencyStore.complete"))
 
-    const fail = Effect.fn("IdempotencyStore.fail")(function*(
+    const fail = Effect.fnUntraced(function*(
       lease: IdempotencyStore.FencedRef,
       options: IdempotencyStore.At & { readonly error: string; readonly retentionMs: number }
     ) {
@@ -313,9 +313,9 @@ export const make = (schema: string) =>
         now: options.now ?? null
       }, lease.key)
       yield* fenced(lease, "fail", "failed")(rows)
-    })
+    }, Rules.span("IdempotencyStore.fail"))
 
-    const release = Effect.fn("IdempotencyStore.release")(function*(
+    const release = Effect.fnUntraced(function*(
       lease: IdempotencyStore.FencedRef,
       options: IdempotencyStore.At & { readonly error: string | null }
     ) {
@@ -327,9 +327,9 @@ export const make = (schema: string) =>
         now: options.now ?? null
       }, lease.key)
       yield* fenced(lease, "release", "released")(rows)
-    })
+    }, Rules.span("IdempotencyStore.release"))
 
-    const heartbeat = Effect.fn("IdempotencyStore.heartbeat")(function*(
+    const heartbeat = Effect.fnUntraced(function*(
       lease: IdempotencyStore.FencedRef,
       options: IdempotencyStore.At & { readonly leaseMs: number }
     ) {
@@ -344,9 +344,9 @@ export const make = (schema: string) =>
       }, lease.key)
       if (rows.length === 0) return yield* lost(lease, "heartbeat")
       return rows[0].leaseExpiresAt
-    })
+    }, Rules.span("IdempotencyStore.heartbeat"))
 
-    const park = Effect.fn("IdempotencyStore.park")(function*(
+    const park = Effect.fnUntraced(function*(
       lease: IdempotencyStore.FencedRef,
       options: IdempotencyStore.At & { readonly error: string | null }
     ) {
@@ -359,9 +359,9 @@ export const make = (schema: string) =>
       }, lease.key)
       if (rows.length === 0) return yield* lost(lease, "park")
       return rows[0].fence
-    })
+    }, Rules.span("IdempotencyStore.park"))
 
-    const parkExpired = Effect.fn("IdempotencyStore.parkExpired")(function*(
+    const parkExpired = Effect.fnUntraced(function*(
       ref: IdempotencyStore.FencedRef,
       options?: IdempotencyStore.At
     ) {
@@ -374,9 +374,9 @@ export const make = (schema: string) =>
       if (rows.length === 0) return Option.none<bigint>()
       yield* ExecutionMetrics.count("parked")
       return Option.some(rows[0].fence)
-    })
+    }, Rules.span("IdempotencyStore.parkExpired"))
 
-    const resolve = Effect.fn("IdempotencyStore.resolve")(function*(
+    const resolve = Effect.fnUntraced(function*(
       ref: IdempotencyStore.FencedRef,
       resolution: IdempotencyStore.Resolution,
       options: IdempotencyStore.At & {
@@ -406,9 +406,9 @@ export const make = (schema: string) =>
         ? yield* resolveAuditedQuery({ ...request, by: audit.by, reason: audit.reason }, ref.key)
         : yield* resolveAuditedWithFollowUpsQuery({ ...request, by: audit.by, reason: audit.reason, messages }, ref.key)
       yield* fenced(ref, "resolve", undefined)(rows)
-    })
+    }, Rules.span("IdempotencyStore.resolve"))
 
-    const reap = Effect.fn("IdempotencyStore.reap")(function*(
+    const reap = Effect.fnUntraced(function*(
       options?: IdempotencyStore.At & {
         readonly graceMs?: number | undefined
         readonly includeReexecutable?: boolean | undefined
@@ -423,9 +423,9 @@ export const make = (schema: string) =>
       }, null)
       if (rows.length > 0) yield* ExecutionMetrics.count("parked", rows.length)
       return rows
-    })
+    }, Rules.span("IdempotencyStore.reap"))
 
-    const purge = Effect.fn("IdempotencyStore.purge")(function*(
+    const purge = Effect.fnUntraced(function*(
       options?: IdempotencyStore.At & {
         readonly batchSize?: number | undefined
         readonly olderThanMs?: number | undefined
@@ -449,9 +449,9 @@ export const make = (schema: string) =>
       }
       if (total > 0) yield* ExecutionMetrics.count("purged", total)
       return total
-    })
+    }, Rules.span("IdempotencyStore.purge"))
 
-    const journal = Effect.fn("IdempotencyStore.journal")(function*(
+    const journal = Effect.fnUntraced(function*(
       lease: IdempotencyStore.FencedRef,
       entry: IdempotencyStore.At & {
         readonly attempt: number
@@ -468,13 +468,13 @@ export const make = (schema: string) =>
         detail: entry.detail,
         now: entry.now ?? null
       }, lease.key)
-    })
+    }, Rules.span("IdempotencyStore.journal"))
 
-    const journalOf = Effect.fn("IdempotencyStore.journalOf")(function*(ref: IdempotencyStore.RecordRef) {
+    const journalOf = Effect.fnUntraced(function*(ref: IdempotencyStore.RecordRef) {
       return yield* journalOfQuery({ scope: ref.scope, key: ref.key }, ref.key)
-    })
+    }, Rules.span("IdempotencyStore.journalOf"))
 
-    const list = Effect.fn("IdempotencyStore.list")(function*(wanted: IdempotencyStore.ListQuery) {
+    const list = Effect.fnUntraced(function*(wanted: IdempotencyStore.ListQuery) {
       const rows = yield* listQuery({
         scope: wanted.scope ?? null,
         keyPrefix: wanted.keyPrefix ?? null,
@@ -490,11 +490,11 @@ export const make = (schema: string) =>
         records.push(record)
       }
       return records
-    })
+    }, Rules.span("IdempotencyStore.list"))
 
-    const resolutions = Effect.fn("IdempotencyStore.resolutions")(function*(ref: IdempotencyStore.RecordRef) {
+    const resolutions = Effect.fnUntraced(function*(ref: IdempotencyStore.RecordRef) {
       return yield* resolutionsQuery({ scope: ref.scope, key: ref.key }, ref.key)
-    })
+    }, Rules.span("IdempotencyStore.resolutions"))
 
     const service: IdempotencyStore.Service = {
       claim,

@@ -160,3 +160,12 @@ export const claimOn = (
       return "refuse"
   }
 }
+
+/**
+ * The span of a store method, `Effect.fnUntraced(body, span("IdempotencyStore.claim"))`: the span
+ * `Effect.fn` would open, without its call-site stack capture (one `Error` per call costs more than
+ * the rest of the span, and a claim and a complete run on every execution).
+ *
+ * @internal
+ */
+export const span = (name: string) => Effect.withSpan(name, undefined, { captureStackTrace: false })

@@ -6,10 +6,14 @@
  * (or a record that changed under the claim) polls the claim on the wait schedule until it
  * settles or the wait ends (`ExecutionInProgress`). Each execution is counted once, by its exit.
  *
+ * Why one long module: the steps of one execution (prepare, claim, answer, run, wait, and the
+ * batch claim of `executeAll`) share the run and the executor's closures; split, each part would
+ * take the same dozen parameters back.
+ *
  * @internal
  */
 import { IdempotencyKey, KeyPolicy, type ToolCall } from "@toolgate/core"
-import { Cause, Clock, Data, Duration, Effect, Exit, Metric, Option, Result } from "effect"
+import { Cause, Clock, Data, Effect, Exit, Option, Result } from "effect"
 import { hash, randomUUID } from "node:crypto"
 import {
   AttemptsExhausted,
@@ -29,7 +33,7 @@ import type * as ToolExecutor from "../../ToolExecutor.js"
 import { maxStoredBytes } from "../storeRules.js"
 import { type Env, LiveContext, type Run } from "./config.js"
 import { decide } from "./decision.js"
-import { HandlerTimedOut, supervised } from "./lease.js"
+import { HandlerTimedOut, makeWatch } from "./lease.js"
 import * as Settle from "./settle.js"
 
 /** A live lease elsewhere, or a record to claim again (an internal signal for the wait schedule). */
@@ -87,6 +91,7 @@ export const make = (env: Env) => {
   const { config, services, store } = env
   const settle = Settle.make(env)
   const { retryStore } = settle
+  const { supervised } = makeWatch(store, services)
   const instance = randomUUID().slice(0, 8)
   let executions = 0
 
@@ -204,42 +209,53 @@ export const make = (env: Env) => {
     }
   }
 
-  /** Runs the handler of a won claim (after a reconcile probe on takeovers) and settles it. */
+  /**
+   * Runs the handler of a won claim (after a reconcile probe on takeovers) and settles it. The
+   * handler's duration (executor clock, ms) is kept on the run; the final tap records it.
+   */
   const runClaimed = (run: Run, lease: IdempotencyStore.Lease): Effect.Effect<
     ToolExecutor.Outcome<unknown>,
     ExecutionError
   > =>
     Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function*() {
+      Effect.clockWith((clock) => {
         const { call, entry } = run
         const context = new LiveContext(run, lease)
-        if (context.takeover) yield* ExecutionMetrics.count("takeover")
-        const t0 = yield* Clock.currentTimeMillis
+        const t0 = clock.currentTimeMillisUnsafe()
         const deadline = t0 + entry.timeoutMs
         const guarded = <A>(effect: Effect.Effect<A, unknown, unknown>) =>
-          restore(supervised(store, services, entry, lease, context, Effect.suspend(() => effect), deadline))
+          restore(supervised(entry, lease, context, effect, t0, deadline))
+        const handler = Effect.flatMap(
+          Effect.exit(guarded(Effect.suspend(() => entry.handler.run(call.params, context)))),
+          (exit) => {
+            run.handlerMs = clock.currentTimeMillisUnsafe() - t0
+            return Exit.isSuccess(exit)
+              ? settle.finish(run, lease, context, exit.value, false)
+              : settle.failed(run, lease, context, exit.cause)
+          }
+        )
+        if (!context.takeover) return handler
         const probe = entry.handler.probe
-        if (context.takeover && entry.recovery === "reconcile" && probe !== undefined) {
-          const probed = yield* Effect.exit(guarded(Effect.suspend(() => probe(call.params, context))))
-          if (Exit.isFailure(probed)) {
-            const error = Settle.lastFailure(probed.cause)
-            if (
-              error instanceof LeaseLost || error instanceof HandlerTimedOut || Cause.hasInterrupts(probed.cause)
-            ) {
-              return yield* settle.failed(run, lease, context, probed.cause)
+        return Effect.andThen(
+          ExecutionMetrics.count("takeover"),
+          entry.recovery !== "reconcile" || probe === undefined ? handler : Effect.gen(function*() {
+            const probed = yield* Effect.exit(guarded(Effect.suspend(() => probe(call.params, context))))
+            if (Exit.isFailure(probed)) {
+              const error = Settle.lastFailure(probed.cause)
+              if (
+                error instanceof LeaseLost || error instanceof HandlerTimedOut || Cause.hasInterrupts(probed.cause)
+              ) {
+                return yield* settle.failed(run, lease, context, probed.cause)
+              }
+              return yield* settle.parkOwn(run, lease, context, "probe_failed", "the reconcile probe failed")
             }
-            return yield* settle.parkOwn(run, lease, context, "probe_failed", "the reconcile probe failed")
-          }
-          if (Option.isSome(probed.value)) {
-            yield* ExecutionMetrics.count("reconciled")
-            return yield* settle.finish(run, lease, context, probed.value.value, true)
-          }
-        }
-        const exit = yield* Effect.exit(guarded(Effect.suspend(() => entry.handler.run(call.params, context))))
-        yield* Metric.update(entry.duration, Duration.millis((yield* Clock.currentTimeMillis) - t0))
-        return yield* Exit.isSuccess(exit)
-          ? settle.finish(run, lease, context, exit.value, false)
-          : settle.failed(run, lease, context, exit.cause)
+            if (Option.isSome(probed.value)) {
+              yield* ExecutionMetrics.count("reconciled")
+              return yield* settle.finish(run, lease, context, probed.value.value, true)
+            }
+            return yield* handler
+          })
+        )
       })
     )
 
@@ -329,6 +345,7 @@ export const make = (env: Env) => {
       tenant: execution.scope.tenant,
       owner: `${instance}:${++executions}`,
       started,
+      handlerMs: undefined,
       waited: false,
       parkedOnInterrupt: false
     })
@@ -339,22 +356,28 @@ export const make = (env: Env) => {
 
   /**
    * One execution from its prepared run (`ahead`: its claim, when a batch made it already): the
-   * span `ToolExecutor.execute`, then the claim's outcome, waiting while another lease is live.
+   * span `ToolExecutor.execute` (with the key hash and tool name), then the claim's outcome,
+   * waiting while another lease is live. The span captures no call-site stack trace: one
+   * `Error` per call costs more than the rest of the span.
    */
-  const executeRun = Effect.fn("ToolExecutor.execute")(function*(
+  const executeRun = (
     prepared: Result.Result<Run, IdempotencyKey.KeyError>,
     ahead: Ahead
-  ): Effect.fn.Return<ToolExecutor.Outcome<unknown>, ExecutionError> {
-    if (Result.isFailure(prepared)) return yield* prepared.failure
+  ): Effect.Effect<ToolExecutor.Outcome<unknown>, ExecutionError> => {
+    if (Result.isFailure(prepared)) {
+      return Effect.withSpan(Effect.fail(prepared.failure), "ToolExecutor.execute", { captureStackTrace: false })
+    }
     const run = prepared.success
-    yield* Effect.annotateCurrentSpan({ "toolgate.key": run.key, "toolgate.tool": run.entry.name })
-    if (ahead instanceof StoreUnavailable) return yield* ahead
-    return yield* Effect.catchIf(
+    const outcome = ahead instanceof StoreUnavailable ? Effect.fail(ahead) : Effect.catchIf(
       ahead === undefined ? round(run) : claimed(run, ahead),
       isBusy,
       (busy) => wait(run, busy)
     )
-  })
+    return Effect.withSpan(outcome, "ToolExecutor.execute", {
+      attributes: { "toolgate.key": run.key, "toolgate.tool": run.entry.name },
+      captureStackTrace: false
+    })
+  }
 
   /** Executes a prepared run; the one place its outcome is counted. */
   const counted = (
@@ -370,7 +393,9 @@ export const make = (env: Env) => {
     call: ToolCall.ValidatedToolCall,
     execution: ToolExecutor.ExecuteOptions
   ): Effect.Effect<ToolExecutor.Outcome<unknown>, ExecutionError> =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) => counted(prepare(call, execution, undefined, now), undefined))
+    Effect.clockWith((clock) =>
+      counted(prepare(call, execution, undefined, clock.currentTimeMillisUnsafe()), undefined)
+    )
 
   /**
    * Claims the runs that start at once (the first `concurrency` keyed ones) in one batch, one
@@ -404,7 +429,8 @@ export const make = (env: Env) => {
     )
   }
 
-  const executeAll = Effect.fn("ToolExecutor.executeAll")(function*(
+  /** A turn's calls, in the span `ToolExecutor.executeAll` (no call-site stack capture, as `execute`). */
+  const executeAll = Effect.fnUntraced(function*(
     calls: ReadonlyArray<ToolCall.ValidatedToolCall>,
     turn: ToolExecutor.ExecuteAllOptions
   ) {
@@ -425,14 +451,11 @@ export const make = (env: Env) => {
           ahead[i] !== undefined || Result.isFailure(run)
             ? counted(run, ahead[i])
             // it claims only now (after waiting for a slot): its wait is counted from here
-            : Effect.flatMap(
-              Clock.currentTimeMillis,
-              (slotAt) => ((run.success.started = slotAt), counted(run, undefined))
-            )
+            : Effect.flatMap(Clock.currentTimeMillis, (at) => ((run.success.started = at), counted(run, undefined)))
         ),
       { concurrency }
     )
-  })
+  }, Effect.withSpan("ToolExecutor.executeAll", undefined, { captureStackTrace: false }))
 
   return { execute, executeAll }
 }

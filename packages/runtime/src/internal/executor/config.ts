@@ -72,6 +72,8 @@ export interface Run {
   readonly owner: string
   /** The executor clock's reading when the execution began (its first claim), ms. */
   started: number
+  /** How long the handler ran (executor clock, ms; `undefined`: it did not run). */
+  handlerMs: number | undefined
   waited: boolean
   /** A running handler was interrupted by the caller and the record parked `unknown`. */
   parkedOnInterrupt: boolean

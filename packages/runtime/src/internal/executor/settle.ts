@@ -7,7 +7,7 @@
  *
  * @internal
  */
-import { Cause, Effect, Exit, Option, type Schema } from "effect"
+import { Cause, Duration, Effect, Exit, Option, type Schema } from "effect"
 import {
   type ExecutionError,
   ExecutionTimeout,
@@ -99,7 +99,8 @@ export const outcomeOf = (
 }
 
 /**
- * Counts an execution by its final exit: the one place execution outcomes reach the metric.
+ * Counts an execution by its final exit and records its handler's duration (when a handler ran),
+ * in one step: the one place execution outcomes and handler durations reach the metrics.
  *
  * @internal
  */
@@ -108,7 +109,13 @@ export const tap = (
   exit: Exit.Exit<ToolExecutor.Outcome<unknown>, ExecutionError>
 ): Effect.Effect<void> => {
   const outcome = outcomeOf(run, exit)
-  return outcome === undefined ? Effect.void : ExecutionMetrics.count(outcome)
+  const ms = run?.handlerMs
+  if (outcome === undefined && ms === undefined) return Effect.void
+  return Effect.withFiber((fiber) => {
+    if (run !== undefined && ms !== undefined) run.entry.duration.updateUnsafe(Duration.millis(ms), fiber.context)
+    if (outcome !== undefined) ExecutionMetrics.executionsOf(outcome).updateUnsafe(1, fiber.context)
+    return Effect.void
+  })
 }
 
 /**

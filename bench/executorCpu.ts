@@ -1,0 +1,182 @@
+/**
+ * Same-process A/B of the executor's CPU per call: two builds of `@toolgate/runtime` (this
+ * checkout's, and another built copy given by `EXEC_AB_OTHER`, a path to its `dist/index.js`),
+ * each with a handler that returns at once (`sync`) and one that suspends once (`async`), over the
+ * memory store (executor and store JS only, no I/O) or the PostgreSQL server (`EXEC_AB_STORE=pg`,
+ * `TOOLGATE_PG_URL`, in schema `tg_execab_<pid>`, dropped at the end). Slices of
+ * `EXEC_AB_SLICE` s (default 0.5) rotate over the sides for `EXEC_AB_ROUNDS` rounds (default 5)
+ * at each of 1, 8, 32 fibers; each side reports calls/s and process CPU (user + system, all
+ * threads) per call in µs. On PostgreSQL a `floor` side runs the same claim and complete statements
+ * through the same client without the executor (as in `bench/execution.ts`). Timings on a shared machine are noisy: compare sides of one run.
+ *
+ * Run: `npx tsc -b bench && npx node bench/dist/executorCpu.js` (add `--cpu-prof` to profile).
+ */
+import { PgClient } from "@effect/sql-pg"
+import type { ToolCall } from "@toolgate/core"
+import * as Here from "@toolgate/runtime"
+import { Effect, Layer, Metric, Redacted, Schema } from "effect"
+import { Tool, Toolkit } from "effect/ai"
+import { SqlClient } from "effect/sql"
+import { createHash } from "node:crypto"
+import { pathToFileURL } from "node:url"
+
+const params = Schema.Struct({ leadId: Schema.String })
+const success = Schema.Struct({ ok: Schema.Boolean })
+const Touch = Tool.make("Touch", { parameters: params, success })
+const TouchAsync = Tool.make("TouchAsync", { parameters: params, success })
+const Kit = Toolkit.make(Touch, TouchAsync)
+
+type Runtime = typeof Here
+let n = 0
+
+const callOf = (tool: typeof Touch | typeof TouchAsync): ToolCall.ValidatedToolCall => {
+  const leadId = `lead-${process.pid}-${n++}`
+  return { index: 0, id: "c", name: tool.name, tool, params: { leadId }, arguments: { leadId }, argumentsText: "" }
+}
+
+/** The sync and async sides of one runtime build, over its own store layer. */
+const sidesOf = (runtime: Runtime, storeLayer: Layer.Layer<Here.IdempotencyStore.IdempotencyStore, unknown, never>) =>
+  Effect.gen(function*() {
+    const executor = yield* runtime.ToolExecutor.make(Kit, {
+      Touch: { recovery: "reexecute", run: () => Effect.succeed({ ok: true }) },
+      TouchAsync: { recovery: "reexecute", run: () => Effect.as(Effect.yieldNow, { ok: true }) }
+    })
+    const scope = { tenant: "ab", turn: "t" }
+    return {
+      sync: () => executor.execute(callOf(Touch), { scope }),
+      async: () => executor.execute(callOf(TouchAsync), { scope })
+    }
+  }).pipe(Effect.provide(storeLayer as Layer.Layer<never, unknown, never>))
+
+const slice = (fibers: number, seconds: number, op: () => Effect.Effect<unknown, unknown>) =>
+  Effect.gen(function*() {
+    let ops = 0
+    const deadline = performance.now() + seconds * 1000
+    const loop = Effect.suspend(() => (ops++, op())).pipe(Effect.repeat({ while: () => performance.now() < deadline }))
+    const c0 = process.cpuUsage()
+    const t0 = performance.now()
+    yield* Effect.all(Array.from({ length: fibers }, () => loop), { concurrency: "unbounded", discard: true })
+    const cpu = process.cpuUsage(c0)
+    return { ops, seconds: (performance.now() - t0) / 1000, cpuUs: cpu.user + cpu.system }
+  })
+
+const main = Effect.gen(function*() {
+  const other = process.env.EXEC_AB_OTHER
+  const seconds = Number(process.env.EXEC_AB_SLICE ?? 0.5)
+  const rounds = Number(process.env.EXEC_AB_ROUNDS ?? 5)
+  const pg = process.env.EXEC_AB_STORE === "pg"
+  const schema = `tg_execab_${process.pid}`
+  const runtimes: Array<[string, Runtime]> = [["branch", Here]]
+  if (other !== undefined) runtimes.unshift(["other", (yield* Effect.promise(() => import(other))) as Runtime])
+  const sides: Record<string, () => Effect.Effect<unknown, unknown>> = {}
+  for (const [name, runtime] of runtimes) {
+    const store = pg ? runtime.IdempotencyStore.layerSql({ schema }) : runtime.IdempotencyStore.layerMemory
+    const made = yield* sidesOf(runtime, store as never)
+    sides[`${name} sync`] = made.sync
+    sides[`${name} async`] = made.async
+  }
+  if (pg) {
+    const sql = yield* SqlClient.SqlClient
+    const statements = Here.IdempotencyStore.sqlStatements(schema)
+    const result = JSON.stringify({ ok: true })
+    sides.floor = () =>
+      Effect.gen(function*() {
+        const i = n++
+        const key = `tg1:sha256:${createHash("sha256").update(`floor-${process.pid}-${i}`).digest("hex")}`
+        const fingerprint = `tg1:sha256:${createHash("sha256").update(key).digest("hex")}`
+        const rows = yield* sql.unsafe<{ fence: bigint }>(statements.claim.text, [
+          "ab",
+          key,
+          "Touch",
+          fingerprint,
+          `floor:${i}`,
+          30_000,
+          86_400_000,
+          3,
+          "reexecute",
+          null,
+          `{"leadId":"lead-${i}"}`
+        ])
+        yield* sql.unsafe(statements.complete.text, [
+          "ab",
+          key,
+          rows[0].fence,
+          result,
+          result.length,
+          null,
+          86_400_000,
+          null
+        ])
+      })
+  }
+  if (pg && process.env.EXEC_AB_STORE_SIDE === "1") {
+    const store = yield* Effect.provide(
+      Effect.gen(function*() {
+        return yield* Here.IdempotencyStore.IdempotencyStore
+      }),
+      Here.IdempotencyStore.layerSql({ schema })
+    )
+    sides.store = () =>
+      Effect.gen(function*() {
+        const i = n++
+        const key = `tg1:sha256:${createHash("sha256").update(`store-${process.pid}-${i}`).digest("hex")}`
+        const claim = yield* store.claim({
+          scope: "ab",
+          key,
+          tool: "Touch",
+          fingerprint: `tg1:sha256:${createHash("sha256").update(key).digest("hex")}`,
+          arguments: `{"leadId":"lead-${i}"}`,
+          owner: `store:${i}`,
+          leaseMs: 30_000,
+          retentionMs: 86_400_000,
+          maxAttempts: 3,
+          recovery: "reexecute"
+        })
+        if (claim._tag !== "Claimed") return yield* Effect.die("not claimed")
+        yield* store.complete(claim.lease, { result: "{\"ok\":true}", retentionMs: 86_400_000 })
+      })
+  }
+  const only = process.env.EXEC_AB_ONLY
+  const names = Object.keys(sides).filter((k) => only === undefined || k === only)
+  for (const name of names) yield* slice(8, 0.4, sides[name])
+  for (const fibers of [1, 8, 32]) {
+    const total = Object.fromEntries(names.map((k) => [k, { ops: 0, seconds: 0, cpuUs: 0 }]))
+    for (let round = 0; round < rounds; round++) {
+      for (let j = 0; j < names.length; j++) {
+        const name = names[(j + round) % names.length]
+        const done = yield* slice(fibers, seconds, sides[name])
+        total[name].ops += done.ops
+        total[name].seconds += done.seconds
+        total[name].cpuUs += done.cpuUs
+      }
+    }
+    for (const name of names) {
+      const t = total[name]
+      process.stdout.write(
+        `${String(fibers).padStart(2)} fibers  ${name.padEnd(13)} ${
+          (t.ops / t.seconds).toFixed(0).padStart(7)
+        } calls/s  ${(t.cpuUs / t.ops).toFixed(1).padStart(6)} µs CPU/call\n`
+      )
+    }
+  }
+}).pipe(
+  Effect.ensuring(
+    process.env.EXEC_AB_STORE === "pg"
+      ? Effect.ignore(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql.unsafe(`DROP SCHEMA IF EXISTS "tg_execab_${process.pid}" CASCADE`)
+      }))
+      : Effect.void
+  ),
+  Effect.provide(
+    PgClient.layer({
+      url: Redacted.make(process.env.TOOLGATE_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test"),
+      maxConnections: 32
+    })
+  ),
+  Effect.provideService(Metric.MetricRegistry, new Map())
+)
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await Effect.runPromise(main as Effect.Effect<void, unknown, never>)
+}
