@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
 import { ValidatedCall } from "@toolgate/testing"
-import { Cause, Deferred, Duration, Effect, Exit, Fiber, Option, Schema } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Fiber, Option, Schema, Tracer } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { TestClock } from "effect/testing"
 
@@ -38,6 +38,49 @@ const advance = (ms: number, step: number) =>
   })
 
 describe("ToolExecutor on the TestClock", () => {
+  it.effect("each heartbeat is a root span of its own call (key and tool), not a child of the call that started the timer", () =>
+    Effect.gen(function*() {
+      const spans: Array<Tracer.Span> = []
+      const tracer = Tracer.make({
+        span(options) {
+          const span = Tracer.nativeTracer.span(options)
+          spans.push(span)
+          return span
+        }
+      })
+      const gate = yield* Deferred.make<void>()
+      const keys: Array<string> = []
+      const executor = yield* ToolExecutor.make(Kit, {
+        Slow: {
+          recovery: "reexecute",
+          timeoutMs: 600_000,
+          run: (_, ctx) =>
+            Effect.sync(() => keys.push(ctx.key)).pipe(Effect.andThen(Deferred.await(gate)), Effect.as({ ok: true }))
+        }
+      }, { leaseMs: 1_000 })
+      const first = yield* Effect.forkChild(executor.execute(call("s1"), { scope }).pipe(Effect.withTracer(tracer)), {
+        startImmediately: true
+      })
+      const second = yield* Effect.forkChild(executor.execute(call("s2"), { scope }).pipe(Effect.withTracer(tracer)), {
+        startImmediately: true
+      })
+      yield* advance(3_000, 100)
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(first)
+      yield* Fiber.join(second)
+      const beats = spans.filter((s) => s.name === "ToolExecutor.heartbeat")
+      assert.strictEqual(keys.length, 2)
+      for (const key of keys) {
+        const own = beats.filter((s) => s.attributes.get("toolgate.key") === key)
+        assert.isAtLeast(own.length, 2, "each running call is heartbeaten under its own key")
+        for (const span of own) {
+          assert.isTrue(Option.isNone(span.parent), "a heartbeat span has no parent")
+          assert.strictEqual(span.attributes.get("toolgate.tool"), "Slow")
+        }
+      }
+      assert.isTrue(spans.some((s) => s.name === "IdempotencyStore.heartbeat"))
+    }).pipe(Effect.provide(Store.layerMemory)))
+
   it.effect("a handler's timeout elapses on the executor's clock, exactly at timeoutMs", () =>
     Effect.gen(function*() {
       const executor = yield* ToolExecutor.make(Kit, {

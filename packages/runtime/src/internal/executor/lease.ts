@@ -60,12 +60,21 @@ export const makeWatch = (store: IdempotencyStore.Service, services: Context.Con
     w.handler.interruptUnsafe()
   }
 
+  /**
+   * One heartbeat, in a root span of its own (`ToolExecutor.heartbeat`, with the call's key hash and
+   * tool): the timer fiber was forked by whichever call started it, so without `root` every beat
+   * would be parented to that call's span, whatever call it extends.
+   */
   const beat = (w: Watched) =>
     store.heartbeat(w.lease, { leaseMs: w.entry.leaseMs }).pipe(
       Effect.catchTag("StoreUnavailable", () => Effect.void),
       Effect.catchTag("LeaseLost", (lost) => Effect.sync(() => stop(w, lost))),
       // the lease was validated at construction (≥ 100 ms); the store cannot refuse it
-      Effect.catchTag("InvalidStoreRequest", Effect.die)
+      Effect.catchTag("InvalidStoreRequest", Effect.die),
+      Effect.withSpan("ToolExecutor.heartbeat", {
+        root: true,
+        attributes: { "toolgate.key": w.lease.key, "toolgate.tool": w.entry.name }
+      }, { captureStackTrace: false })
     )
 
   /** Beats and stops what is due at `now`; the next time anything is due (`Infinity`: nothing runs). */
