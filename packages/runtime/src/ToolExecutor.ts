@@ -37,8 +37,10 @@
  *
  * Time. Every time decision of the executor — the handler's deadline, the heartbeat cadence, the
  * wait for another worker's lease and its `waitedMs`, handler durations — reads effect's `Clock`
- * of the calling fiber, so providing another `Clock` (or `TestClock`) controls them. Whether a
- * lease has expired is decided on the store's clock (the database's `now()`), so workers whose
+ * of the calling fiber, so providing another `Clock` (or `TestClock`) controls them. The one
+ * heartbeat timer of an executor runs on the `Clock` of the call that started it (it stops when no
+ * handler runs and the next call starts it again), so the calls of one executor are expected to
+ * share a clock, as they do unless a caller provides its own. Whether a lease has expired is decided on the store's clock (the database's `now()`), so workers whose
  * clocks disagree still agree on who holds a lease.
  *
  * Handlers are supplied per tool name, typed from an `effect/ai` `Toolkit` (the handler model is
