@@ -61,7 +61,7 @@ class BodyError {
 }
 
 const onErrorTyped = (cause: unknown) => new BodyError(cause instanceof Error ? cause.message : String(cause))
-const onErrorThrowing = (_: unknown): BodyError => {
+const onErrorThrowing = (): BodyError => {
   throw new Error("onError broke")
 }
 
