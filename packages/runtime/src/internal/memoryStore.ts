@@ -229,9 +229,11 @@ export const make = Effect.sync(() => {
       const invalid = checkClaim(req)
       if (invalid !== undefined) return yield* invalid
     }
-    const now = requests[0]?.now
+    // one clock reading for the whole batch: a later request's own `now` is not used (a repeat of a
+    // key won here could otherwise find its lease expired and win the key a second time)
+    const now = new Date(yield* clockOf(requests[0]))
     const claims: Array<IdempotencyStore.Claim> = []
-    for (const req of requests) claims.push(yield* claim(now === undefined ? req : { ...req, now }))
+    for (const req of requests) claims.push(yield* claim({ ...req, now }))
     return claims
   })
 

@@ -264,7 +264,9 @@ export const make = (schema: string) =>
           retryable: true
         })
       }
-      for (const i of repeats) claims[i] = yield* claim({ ...requests[i], now: requests[i].now ?? now ?? undefined })
+      // at the batch's clock, not a repeat's own `now`: a later one could find the lease won above
+      // expired and win the key a second time in one batch
+      for (const i of repeats) claims[i] = yield* claim({ ...requests[i], now: now ?? undefined })
       return claims as Array<IdempotencyStore.Claim>
     })
 
