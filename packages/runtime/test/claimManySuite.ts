@@ -124,6 +124,22 @@ export const claimManyConformance = (
         assert.deepStrictEqual(batch.map(shape).map(({ _tag }) => _tag), ["Claimed", "Existing"])
       }))
 
+    it.effect("text with a lone surrogate (a tenant, a tool, an owner) is claimed in a batch as a single claim takes it", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const odd = (ref: Store.RecordRef) => ({ ...ref, scope: `${ref.scope}-\ud800` })
+        const overs = [{}, { tool: "Create\udc00Task" }, { owner: "owner-\ud83d" }]
+        const singles: Array<Store.Claim> = []
+        for (const over of overs) singles.push(yield* store.claim(request(odd(fresh("surrogate")), over)))
+        const refs = overs.map(() => odd(fresh("surrogate")))
+        const batch = yield* store.claimMany([...overs.map((over, i) => request(refs[i], over)), request(refs[0])])
+        const tags = (claims: ReadonlyArray<Store.Claim>) => claims.map((c) => c._tag)
+        assert.deepStrictEqual(tags(batch), [...tags(singles), "Existing"])
+        for (const [i, claim] of batch.slice(0, overs.length).entries()) {
+          assert.strictEqual(claim._tag === "Claimed" ? claim.lease.scope : "", refs[i].scope)
+        }
+      }))
+
     it.effect("a batch with an impossible request is refused whole; nothing is written", () =>
       Effect.gen(function*() {
         const store = yield* IdempotencyStore
