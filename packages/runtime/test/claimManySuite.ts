@@ -140,6 +140,21 @@ export const claimManyConformance = (
         }
       }))
 
+    it.effect("a batch the store refuses for one request's arguments (over 256 KiB) writes none of its records", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const ok = fresh("oversized")
+        const big = fresh("oversized")
+        const refused = yield* Effect.result(
+          store.claimMany([request(ok), request(big, { arguments: JSON.stringify({ a: "x".repeat(300_000) }) })])
+        )
+        const failure = Result.isFailure(refused) ? refused.failure : undefined
+        assert.strictEqual(failure?._tag === "StoreUnavailable" ? failure.reason : failure?._tag, "ConstraintError")
+        // nothing is held: the first record is claimable at once, not in progress until its lease expires
+        assert.isTrue((yield* store.read(ok))._tag === "None")
+        assert.isTrue((yield* store.read(big))._tag === "None")
+      }))
+
     it.effect("a batch with an impossible request is refused whole; nothing is written", () =>
       Effect.gen(function*() {
         const store = yield* IdempotencyStore
