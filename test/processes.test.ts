@@ -7,6 +7,9 @@
  * - 4 processes race the same 100 keys: every handler runs once (counted in a table the handler
  *   writes, like a downstream system would); and again as model steps of 4 calls through
  *   `executeAll`, whose calls are claimed in one statement per step.
+ * - Batch claims (`executeAll` steps) racing single claims of the same keys, with a batch worker
+ *   SIGKILLed mid-step: every key runs; the survivors run each key at most once between them and
+ *   take over the victim's leases (same downstream key) once they expire.
  * - A worker SIGKILLed inside its handler: no second run while its lease lasts; after it expires,
  *   exactly one takeover, with the same downstream key — or `unknown` under `manual` recovery.
  */
@@ -123,6 +126,61 @@ Postgres.describeServer(pg, "worker processes on the PostgreSQL server", () => {
           assert.strictEqual(runs.length, 100)
           assert.deepStrictEqual([...new Set(runs.map((r) => r.n))], [1])
           assert.isAbove(tallies.filter((t) => t.executed > 0).length, 1)
+        }),
+      { timeout: 60_000 }
+    )
+
+    it.effect(
+      "batch and single claims race the same keys; a batch worker SIGKILLed mid-step: every key runs, survivors once each",
+      () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const turn = `mixed-${Math.random()}`
+          const prefix = `mixed-${Math.random().toString(36).slice(2)}`
+          const common = { keys: 60, turn, prefix }
+          const victim = start({ mode: "steps", worker: 9, leaseMs: 1_500, slowMs: 150, ...common })
+          const survivors = [
+            start({ mode: "steps", worker: 1, ...common }),
+            start({ mode: "race", worker: 2, ...common }),
+            start({ mode: "race", worker: 3, ...common })
+          ]
+          const all = [victim, ...survivors]
+          yield* Effect.promise(() => Promise.all(all.map((w) => w.line((l) => l.includes(`"ready"`)))))
+          for (const w of all) w.child.stdin?.end("go\n")
+          // kill the victim once it has run a handler: it holds the leases of its two steps in flight
+          const victimRuns = () =>
+            sql.unsafe<{ n: number }>(
+              `SELECT count(*)::int AS n FROM "${schema}".runs WHERE worker = 9 AND lead LIKE $1`,
+              [
+                `${prefix}-%`
+              ]
+            ).pipe(Effect.map((rows) => rows[0].n))
+          while ((yield* victimRuns()) < 1) yield* Effect.sleep("5 millis")
+          victim.child.kill("SIGKILL")
+          assert.strictEqual((yield* Effect.promise(() => victim.exit)).signal, "SIGKILL")
+          const codes = yield* Effect.promise(() => Promise.all(survivors.map((w) => w.exit.then((e) => e.code))))
+          assert.deepStrictEqual(codes, [0, 0, 0], survivors.map((w) => w.stderr()).join("\n"))
+          const tallies = survivors.map((w) =>
+            JSON.parse(w.lines.at(-1) ?? "{}") as { executed: number; replayed: number; failed: Array<string> }
+          )
+          for (const t of tallies) assert.deepStrictEqual(t.failed, [])
+          const rows = yield* sql.unsafe<{ lead: string; worker: number; downstream_key: string }>(
+            `SELECT lead, worker, downstream_key FROM "${schema}".runs WHERE lead LIKE $1`,
+            [`${prefix}-%`]
+          )
+          const byLead = new Map<string, Array<{ worker: number; downstream_key: string }>>()
+          for (const row of rows) byLead.set(row.lead, [...(byLead.get(row.lead) ?? []), row])
+          assert.strictEqual(byLead.size, 60)
+          let survivorRuns = 0
+          for (const [lead, runs] of byLead) {
+            const bySurvivors = runs.filter((r) => r.worker !== 9)
+            survivorRuns += bySurvivors.length
+            assert.isAtMost(bySurvivors.length, 1, `${lead} ran ${bySurvivors.length} times in the survivors`)
+            // a second run only takes over the victim's lease: the downstream key it was given
+            if (runs.length > 1) assert.strictEqual(new Set(runs.map((r) => r.downstream_key)).size, 1, lead)
+          }
+          assert.strictEqual(tallies.reduce((n, t) => n + t.executed, 0), survivorRuns)
+          assert.strictEqual(tallies.reduce((n, t) => n + t.executed + t.replayed, 0), 3 * 60)
         }),
       { timeout: 60_000 }
     )

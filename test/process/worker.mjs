@@ -9,6 +9,7 @@
  *   JSON line `{ executed, replayed, failed }`.
  * - `{ mode: "steps", …, prefix }`: keys `<prefix>-i` as model steps of 4 calls through `executeAll` (each
  *   step's calls claimed in one statement), two steps at a time.
+ * - In both: `leaseMs` (the executor's lease) and `slowMs` (the handler's extra sleep) when given.
  * - `{ mode: "hang", url, schema, turn, recovery, leaseMs }`: executes one call whose handler
  *   prints `{ event: "inside", key, downstreamKey, fence }` and never returns, to be SIGKILLed.
  */
@@ -46,7 +47,7 @@ const race = Effect.gen(function*() {
       recovery: "reexecute",
       run: (params, ctx) =>
         Effect.gen(function*() {
-          yield* Effect.sleep(`${2 + Math.floor(Math.random() * 6)} millis`)
+          yield* Effect.sleep(`${(config.slowMs ?? 0) + 2 + Math.floor(Math.random() * 6)} millis`)
           yield* sql.unsafe(`INSERT INTO "${config.schema}".runs (lead, worker, downstream_key) VALUES ($1, $2, $3)`, [
             params.leadId,
             config.worker,
@@ -55,7 +56,7 @@ const race = Effect.gen(function*() {
           return { visit: `${params.leadId}@${config.worker}` }
         }).pipe(Effect.orDie)
     }
-  }, { waitMs: 30_000 })
+  }, { waitMs: 30_000, ...(config.leaseMs === undefined ? {} : { leaseMs: config.leaseMs }) })
   // A barrier: the parent says go once every worker is connected, so the race is a race and not
   // a relay (a worker that started late would find every key done).
   yield* sql`SELECT 1`

@@ -327,7 +327,8 @@ export interface Service {
    * that prevented it). On SQL the first request of each record is claimed in one statement (one
    * round trip; one more reads the records of the claims that lost), and a later request of the
    * same record after it, as `claim` would. The batch is decided at one store clock reading (the
-   * first request's `now` when given). Refused whole with `InvalidStoreRequest` when any request
+   * first request's `now` when given; a later request's own `now` is not used, so a repeat never
+   * finds the lease won in its own batch expired). Refused whole with `InvalidStoreRequest` when any request
    * is; a `StoreUnavailable` of the statement fails the batch.
    */
   readonly claimMany: (

@@ -27,7 +27,16 @@ const CreateTask = Tool.make("CreateTask", {
 const Crm = Toolkit.make(CreateTask)
 
 /** A seeded history of one record: what a claim of it meets. */
-const Seed = Schema.Literals(["none", "live", "succeeded", "released", "unknown", "otherFingerprint"])
+const Seed = Schema.Literals([
+  "none",
+  "live",
+  "expired",
+  "succeeded",
+  "failed",
+  "released",
+  "unknown",
+  "otherFingerprint"
+])
 
 /**
  * Registers the batch-claim suite for one store layer; `propertyRuns` is how many cases the
@@ -43,7 +52,12 @@ export const claimManyConformance = (
     const seeded = (store: Store.IdempotencyStore["Service"], ref: Store.RecordRef, seed: typeof Seed.Type) =>
       Effect.gen(function*() {
         if (seed === "none") return
-        const claim = yield* store.claim(request(ref, { fingerprint: seed === "otherFingerprint" ? "fp-2" : "fp-1" }))
+        const claim = yield* store.claim(
+          request(ref, {
+            fingerprint: seed === "otherFingerprint" ? "fp-2" : "fp-1",
+            leaseMs: seed === "expired" ? 1 : 1_000
+          })
+        )
         if (claim._tag !== "Claimed") return assert.fail("the seed claim lost")
         const lease = claim.lease
         if (seed === "succeeded") {
@@ -51,6 +65,9 @@ export const claimManyConformance = (
         }
         if (seed === "released") {
           yield* store.release(lease, { error: null, now: at(1) })
+        }
+        if (seed === "failed") {
+          yield* store.fail(lease, { error: "{\"refused\":true}", retentionMs: 60_000, now: at(1) })
         }
         if (seed === "unknown") yield* store.park(lease, { error: null, now: at(1) })
       })
@@ -86,6 +103,57 @@ export const claimManyConformance = (
         }),
       { arbitrary: { runs: options.propertyRuns } }
     )
+
+    it.effect("a repeat that brings a later now of its own is decided at the batch's clock: the key is won once", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const ref = fresh("clock")
+        // at(5_000) the batch's own 1 s lease would have expired: claimed alone then, the repeat takes it over
+        const batch = yield* store.claimMany([request(ref, { now: at(2) }), request(ref, { now: at(5_000) })])
+        assert.deepStrictEqual(batch.map(shape).map(({ _tag }) => _tag), ["Claimed", "Existing"])
+      }))
+
+    it.effect("a batch whose first request names no now is decided at the store's clock for every request", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const ref = fresh("clockless")
+        const batch = yield* store.claimMany([
+          request(ref, { now: undefined }),
+          request(ref, { now: new Date(Date.now() + 3_600_000) })
+        ])
+        assert.deepStrictEqual(batch.map(shape).map(({ _tag }) => _tag), ["Claimed", "Existing"])
+      }))
+
+    it.effect("text with a lone surrogate (a tenant, a tool, an owner) is claimed in a batch as a single claim takes it", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const odd = (ref: Store.RecordRef) => ({ ...ref, scope: `${ref.scope}-\ud800` })
+        const overs = [{}, { tool: "Create\udc00Task" }, { owner: "owner-\ud83d" }]
+        const singles: Array<Store.Claim> = []
+        for (const over of overs) singles.push(yield* store.claim(request(odd(fresh("surrogate")), over)))
+        const refs = overs.map(() => odd(fresh("surrogate")))
+        const batch = yield* store.claimMany([...overs.map((over, i) => request(refs[i], over)), request(refs[0])])
+        const tags = (claims: ReadonlyArray<Store.Claim>) => claims.map((c) => c._tag)
+        assert.deepStrictEqual(tags(batch), [...tags(singles), "Existing"])
+        for (const [i, claim] of batch.slice(0, overs.length).entries()) {
+          assert.strictEqual(claim._tag === "Claimed" ? claim.lease.scope : "", refs[i].scope)
+        }
+      }))
+
+    it.effect("a batch the store refuses for one request's arguments (over 256 KiB) writes none of its records", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const ok = fresh("oversized")
+        const big = fresh("oversized")
+        const refused = yield* Effect.result(
+          store.claimMany([request(ok), request(big, { arguments: JSON.stringify({ a: "x".repeat(300_000) }) })])
+        )
+        const failure = Result.isFailure(refused) ? refused.failure : undefined
+        assert.strictEqual(failure?._tag === "StoreUnavailable" ? failure.reason : failure?._tag, "ConstraintError")
+        // nothing is held: the first record is claimable at once, not in progress until its lease expires
+        assert.isTrue((yield* store.read(ok))._tag === "None")
+        assert.isTrue((yield* store.read(big))._tag === "None")
+      }))
 
     it.effect("a batch with an impossible request is refused whole; nothing is written", () =>
       Effect.gen(function*() {

@@ -87,7 +87,15 @@ export const assemble = <E, E2>(
       reader.read().then(onRead, onError)
     }
     const onError = (cause: unknown): void => {
-      if (!stopped) finish(Effect.fail(readable.source.onError(cause)))
+      if (stopped) return
+      let failure: E
+      try {
+        failure = readable.source.onError(cause)
+      } catch (defect) {
+        // as `Effect.tryPromise` treats a `catch` that throws: a defect, never a hang
+        return finish(Effect.die(defect))
+      }
+      finish(Effect.fail(failure))
     }
     reader.read().then(onRead, onError)
     return Effect.promise(() => {
@@ -180,7 +188,15 @@ export const stream = <E, E2>(
       }
       const onError = (cause: unknown): void => {
         if (released) return
-        pendingFailure = readable.source.onError(cause)
+        try {
+          pendingFailure = readable.source.onError(cause)
+        } catch (defect) {
+          // as in `assemble`: an `onError` that throws is a defect of the pull in flight, never a hang
+          halted = true
+          const to = resume!
+          resume = undefined
+          return to(Effect.die(defect))
+        }
         hand([])
       }
       const read = Effect.callback<Outputs, AssemblyError | E | E2 | Cause.Done>((to) => {

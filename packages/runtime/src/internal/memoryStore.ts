@@ -230,9 +230,15 @@ export const make = Effect.sync(() => {
       const invalid = checkClaim(req)
       if (invalid !== undefined) return yield* invalid
     }
-    const now = requests[0]?.now
+    // refused whole before anything is written, as the SQL store's one statement is
+    for (const req of requests) {
+      if (oversized(req.arguments ?? null)) return yield* tooLarge(req, "claim")
+    }
+    // one clock reading for the whole batch: a later request's own `now` is not used (a repeat of a
+    // key won here could otherwise find its lease expired and win the key a second time)
+    const now = new Date(yield* clockOf(requests[0]))
     const claims: Array<IdempotencyStore.Claim> = []
-    for (const req of requests) claims.push(yield* claim(now === undefined ? req : { ...req, now }))
+    for (const req of requests) claims.push(yield* claim({ ...req, now }))
     return claims
   }, span("IdempotencyStore.claimMany"))
 

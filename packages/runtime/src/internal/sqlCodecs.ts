@@ -193,6 +193,31 @@ export const claimMany = codec(
 /** @internal */
 export const readMany = codec(Schema.Struct({ refs: Schema.String, now: Now }), RecordRow, (r) => [r.refs, r.now])
 
+/** `String.prototype.isWellFormed` / `toWellFormed` (ES2024; the project's lib is ES2023, Node ≥ 20 has them). */
+type WellFormed = { isWellFormed(): boolean; toWellFormed(): string }
+const wellFormed = (s: string): boolean => (s as unknown as WellFormed).isWellFormed()
+const toWellFormed = (s: string): string => (s as unknown as WellFormed).toWellFormed()
+
+/**
+ * A claim request as a text parameter stores it: the driver sends strings as UTF-8, which turns a
+ * lone surrogate into U+FFFD, where `jsonb` refuses its `\uD800` escape (SQLSTATE 22P02) and would
+ * fail the whole batch. The request itself when its text is well formed (the usual case: no copy).
+ * @internal
+ */
+export const asStored = (r: IdempotencyStore.ClaimRequest): IdempotencyStore.ClaimRequest =>
+  wellFormed(r.scope) && wellFormed(r.key) && wellFormed(r.tool) && wellFormed(r.fingerprint) &&
+    wellFormed(r.owner) && (r.arguments == null || wellFormed(r.arguments))
+    ? r
+    : {
+      ...r,
+      scope: toWellFormed(r.scope),
+      key: toWellFormed(r.key),
+      tool: toWellFormed(r.tool),
+      fingerprint: toWellFormed(r.fingerprint),
+      owner: toWellFormed(r.owner),
+      arguments: r.arguments == null ? r.arguments : toWellFormed(r.arguments)
+    }
+
 /** The JSON array of a batch of claims, in the shape of `claimMany`'s `jsonb_to_recordset`. @internal */
 export const claimManyJson = (requests: ReadonlyArray<IdempotencyStore.ClaimRequest>): string =>
   JSON.stringify(requests.map((r) => ({

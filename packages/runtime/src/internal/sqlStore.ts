@@ -226,10 +226,12 @@ export const make = (schema: string) =>
       }
       const now = requests[0]?.now ?? null
       const claims: Array<IdempotencyStore.Claim | undefined> = Array.from({ length: requests.length }, () => undefined)
+      // the requests as the database stores their text (a lone surrogate becomes U+FFFD, as in `claim`)
+      const stored = requests.map(Codecs.asStored)
       // ON CONFLICT DO UPDATE takes each record once per statement: repeats are claimed after it
       const index = new Map<string, number>()
       const repeats: Array<number> = []
-      requests.forEach((req, i) => {
+      stored.forEach((req, i) => {
         const id = recordId(req)
         if (index.has(id)) repeats.push(i)
         else index.set(id, i)
@@ -237,16 +239,22 @@ export const make = (schema: string) =>
       let pending = Array.from(index.values())
       // A claim that loses and then finds no row raced a purge; claiming again settles it.
       for (let round = 0; round < 3 && pending.length > 0; round++) {
-        const won = yield* claimManyQuery({ claims: Codecs.claimManyJson(pending.map((i) => requests[i])), now })
+        const won = yield* claimManyQuery({ claims: Codecs.claimManyJson(pending.map((i) => stored[i])), now })
         for (const row of won) {
           const i = index.get(recordId(row))
           if (i === undefined) continue
-          const lease: IdempotencyStore.Lease = { kind: Rules.kindOf(row.previous, row.attempt), ...row }
+          // the request's own scope and key, as `claim` answers
+          const lease: IdempotencyStore.Lease = {
+            kind: Rules.kindOf(row.previous, row.attempt),
+            ...row,
+            scope: requests[i].scope,
+            key: requests[i].key
+          }
           claims[i] = { _tag: "Claimed", lease }
         }
         pending = pending.filter((i) => claims[i] === undefined)
         if (pending.length === 0) break
-        const refs = JSON.stringify(pending.map((i) => ({ scope: requests[i].scope, key: requests[i].key })))
+        const refs = JSON.stringify(pending.map((i) => ({ scope: stored[i].scope, key: stored[i].key })))
         for (const row of yield* readManyQuery({ refs, now })) {
           const record = Codecs.toRecord(row)
           if (record === undefined) return yield* unreadableRow("claim", row.key)
@@ -264,7 +272,9 @@ export const make = (schema: string) =>
           retryable: true
         })
       }
-      for (const i of repeats) claims[i] = yield* claim({ ...requests[i], now: requests[i].now ?? now ?? undefined })
+      // at the batch's clock, not a repeat's own `now`: a later one could find the lease won above
+      // expired and win the key a second time in one batch
+      for (const i of repeats) claims[i] = yield* claim({ ...requests[i], now: now ?? undefined })
       return claims as Array<IdempotencyStore.Claim>
     }, Rules.span("IdempotencyStore.claimMany"))
 
