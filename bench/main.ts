@@ -479,7 +479,9 @@ The ladder of \`bench/gap.ts\` adds toolgate's layers to the floor one at a time
 ground truth and measured against the step it adds to (**adds to**): SSE framing by a parser instead of an
 \`indexOf\` line split, effect's \`Sse.makeParser\` (which toolgate used before) and \`eventsource-parser\` (which it
 uses), on the same pieces; then toolgate's provider decoder and assembler on \`eventsource-parser\`, driven by a plain
-\`async\` loop; then the real \`Stream\` pipeline (with the event-size guard and the \`NotAnEventStream\` probe).
+\`async\` loop; then toolgate as users call it on a web body (\`decodeReadableStream()\` into the assembler, which
+drives the body's reader itself, with the event-size guard and the \`NotAnEventStream\` probe); last, on top of
+toolgate, the \`Stream\` pipeline it replaced (\`Stream.fromReadableStream\` → \`decode()\` → the assembler).
 ${gapRounds} interleaved rounds of ${per("gap")} streams (small/medium/large), after ${per("warmup")} warm-up streams
 of each step. **added × floor** is a step's median minus that of the step it adds to, over the floor's median; the
 **CPU** columns are the same in CPU time (see above). The steps are measured separately from the table above, so
