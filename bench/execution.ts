@@ -75,6 +75,47 @@ const slice = (fibers: number, seconds: number, op: (i: number) => Effect.Effect
 let run = 0
 
 /**
+ * The floor of one call: the store's claim and complete statements (`IdempotencyStore.sqlStatements`)
+ * sent through `sql` as they are, with a new key and fingerprint shaped like the service's (random
+ * 64-hex, so both insert alike into the index) in `scope`; `label` makes the key new.
+ */
+export const floorCall = (
+  sql: SqlClient.SqlClient,
+  statements: ReturnType<typeof IdempotencyStore.sqlStatements>,
+  scope: string,
+  label: string
+) =>
+  Effect.gen(function*() {
+    const key = `tg1:sha256:${createHash("sha256").update(`floor-${process.pid}-${label}`).digest("hex")}`
+    const fingerprint = `tg1:sha256:${createHash("sha256").update(key).digest("hex")}`
+    const rows = yield* sql.unsafe<{ fence: bigint }>(statements.claim.text, [
+      scope,
+      key,
+      "Touch",
+      fingerprint,
+      `floor:${label}`,
+      30_000,
+      86_400_000,
+      3,
+      "reexecute",
+      null,
+      `{"leadId":"lead-${label}"}`
+    ])
+    yield* sql.unsafe(statements.complete.text, [
+      scope,
+      key,
+      rows[0].fence,
+      floorResult,
+      floorResult.length,
+      null,
+      86_400_000,
+      null
+    ])
+  })
+
+const floorResult = JSON.stringify({ ok: true })
+
+/**
  * The three sides, each one call per invocation with a new key: the floor (the store's claim and
  * complete statements through the client, no service), the service with a handler that returns at
  * once, and the service with a handler that suspends (watched by the heartbeat/timeout timer).
@@ -87,7 +128,6 @@ const makeSides = (schema: string) =>
       TouchAsync: { recovery: "reexecute", run: () => Effect.as(Effect.yieldNow, { ok: true }) }
     })
     const statements = IdempotencyStore.sqlStatements(schema)
-    const result = JSON.stringify({ ok: true })
     const callOf = <T extends typeof Touch | typeof TouchAsync>(tool: T, i: number): ToolCall.ValidatedToolCall<T> => {
       const leadId = `lead-${run++}-${i}`
       return {
@@ -115,36 +155,7 @@ const makeSides = (schema: string) =>
         (results) => results.every((r) => r._tag === "Success") ? Effect.void : Effect.die("a call of the step failed")
       )
     // The floor: the same claim and complete statements, same parameters, same client; no service.
-    const floor = (i: number) =>
-      Effect.gen(function*() {
-        const n = run++
-        // keys and fingerprints shaped like the service's (random 64-hex), so both insert alike into the index
-        const key = `tg1:sha256:${createHash("sha256").update(`floor-${n}-${i}`).digest("hex")}`
-        const fingerprint = `tg1:sha256:${createHash("sha256").update(key).digest("hex")}`
-        const rows = yield* sql.unsafe<{ fence: bigint }>(statements.claim.text, [
-          "bench",
-          key,
-          "Touch",
-          fingerprint,
-          `floor:${i}`,
-          30_000,
-          86_400_000,
-          3,
-          "reexecute",
-          null,
-          `{"leadId":"lead-${n}-${i}"}`
-        ])
-        yield* sql.unsafe(statements.complete.text, [
-          "bench",
-          key,
-          rows[0].fence,
-          result,
-          result.length,
-          null,
-          86_400_000,
-          null
-        ])
-      })
+    const floor = (i: number) => floorCall(sql, statements, "bench", `${run++}-${i}`)
     return { floor, service: through(Touch), async: through(TouchAsync), executes, step }
   })
 

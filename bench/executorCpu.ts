@@ -19,6 +19,7 @@ import { Tool, Toolkit } from "effect/ai"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { pathToFileURL } from "node:url"
+import { floorCall } from "./execution.js"
 
 const params = Schema.Struct({ leadId: Schema.String })
 const success = Schema.Struct({ ok: Schema.Boolean })
@@ -78,36 +79,7 @@ const main = Effect.gen(function*() {
   if (pg) {
     const sql = yield* SqlClient.SqlClient
     const statements = Here.IdempotencyStore.sqlStatements(schema)
-    const result = JSON.stringify({ ok: true })
-    sides.floor = () =>
-      Effect.gen(function*() {
-        const i = n++
-        const key = `tg1:sha256:${createHash("sha256").update(`floor-${process.pid}-${i}`).digest("hex")}`
-        const fingerprint = `tg1:sha256:${createHash("sha256").update(key).digest("hex")}`
-        const rows = yield* sql.unsafe<{ fence: bigint }>(statements.claim.text, [
-          "ab",
-          key,
-          "Touch",
-          fingerprint,
-          `floor:${i}`,
-          30_000,
-          86_400_000,
-          3,
-          "reexecute",
-          null,
-          `{"leadId":"lead-${i}"}`
-        ])
-        yield* sql.unsafe(statements.complete.text, [
-          "ab",
-          key,
-          rows[0].fence,
-          result,
-          result.length,
-          null,
-          86_400_000,
-          null
-        ])
-      })
+    sides.floor = () => floorCall(sql, statements, "ab", String(n++))
   }
   if (pg && process.env.EXEC_AB_STORE_SIDE === "1") {
     const store = yield* Effect.provide(
