@@ -435,7 +435,7 @@ export const decode = (options?: Options) =>
  * no `Stream` in between (`Decoder.decodeReadableStream`).
  *
  * ```ts
- * const turn = OpenAiChat.decodeReadableStream({ evaluate: () => response.body!, onError: (cause) => new BodyError({ cause }) })
+ * const turn = Anthropic.decodeReadableStream({ evaluate: () => response.body!, onError: (cause) => new BodyError({ cause }) })
  *   .pipe(Assembler.assemble())
  * ```
  *

@@ -23,18 +23,42 @@ export const assembleEvents = <E, R>(
     )
   })
 
+/**
+ * Pushes a batch of events into the machine, stopping at its first failure, which it returns; with
+ * `out`, each event's text delta is appended to it as it is pushed (the failing event's too). The
+ * one push loop of every driver (here and `readableDrive`).
+ */
+export const pushEvents = (
+  machine: Machine,
+  events: ReadonlyArray<StreamEvent> | undefined,
+  out?: Array<Output>
+): AssemblyError | undefined => {
+  if (events !== undefined) {
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!
+      machine.push(event)
+      if (out !== undefined && event.text) out.push({ _tag: "TextDelta", text: event.text })
+      if (machine.failure !== undefined) return machine.failure
+    }
+  }
+  return undefined
+}
+
+/** The machine's verdict at the end of the body: its failure, or `undefined` with the completed turn appended to `out`. */
+export const endInto = (machine: Machine, out: Array<Output>): AssemblyError | undefined => {
+  const verdict = machine.end()
+  if (Result.isFailure(verdict)) return verdict.failure
+  out.push({ _tag: "TurnCompleted", turn: verdict.success })
+  return undefined
+}
+
 /** Pushes a batch of events; fails with the machine's failure as soon as there is one. */
 const pushAll = (
   machine: Machine,
   events: ReadonlyArray<StreamEvent> | undefined
 ): Effect.Effect<void, AssemblyError> => {
-  if (events !== undefined) {
-    for (let i = 0; i < events.length; i++) {
-      machine.push(events[i]!)
-      if (machine.failure !== undefined) return Effect.fail(machine.failure)
-    }
-  }
-  return Effect.void
+  const failure = pushEvents(machine, events)
+  return failure === undefined ? Effect.void : Effect.fail(failure)
 }
 
 /** `Assembler.assemble` fused with the decoding of an `EventReader.fromReads` stream. */
@@ -51,13 +75,8 @@ export const assembleReads = <E, R>(
     }).pipe(
       Effect.flatMap((): Effect.Effect<AssembledTurn, AssemblyError | E> => {
         const failure = reader.end()
-        const events = reader.take()
-        if (events !== undefined) {
-          for (let i = 0; i < events.length; i++) {
-            machine.push(events[i]!)
-            if (machine.failure !== undefined) return Effect.fail(machine.failure)
-          }
-        }
+        const failed = pushEvents(machine, reader.take())
+        if (failed !== undefined) return Effect.fail(failed)
         return failure === undefined ? Effect.fromResult(machine.end()) : Effect.fail(failure)
       })
     )
@@ -80,22 +99,11 @@ export const pullOutputs = <I, E>(
   let pendingFailure: AssemblyError | E | undefined
   /** Pushes a batch of events and collects their text deltas; keeps the first failure for the next pull. */
   const collect = (events: ReadonlyArray<StreamEvent>, out: Array<Output>) => {
-    for (let i = 0; i < events.length; i++) {
-      const event = events[i]!
-      machine.push(event)
-      if (event.text) out.push({ _tag: "TextDelta", text: event.text })
-      if (machine.failure !== undefined) {
-        pendingFailure = machine.failure
-        return
-      }
-    }
+    const failure = pushEvents(machine, events, out)
+    if (failure !== undefined) pendingFailure = failure
   }
   const finish = (out: Array<Output>): Pull.Pull<Outputs, AssemblyError | E, void> => {
-    if (pendingFailure === undefined) {
-      const verdict = machine.end()
-      if (Result.isFailure(verdict)) pendingFailure = verdict.failure
-      else out.push({ _tag: "TurnCompleted", turn: verdict.success })
-    }
+    if (pendingFailure === undefined) pendingFailure = endInto(machine, out)
     return out.length > 0 ? Effect.succeed(out as unknown as Outputs) : next
   }
   const step = Effect.matchCauseEffect(pull, {

@@ -15,10 +15,11 @@
  *
  * @internal
  */
-import { Cause, Channel, Effect, Pull, Result, Scope, Stream } from "effect"
+import { Cause, Channel, Effect, Pull, Scope, Stream } from "effect"
 import type { AssembledTurn, Machine, Output } from "../Assembler.js"
 import type { AssemblyError } from "../AssemblyError.js"
 import type * as EventReader from "../EventReader.js"
+import * as Drive from "./assemblerDrive.js"
 
 /**
  * Cancels the body and releases its lock. Rejects only when the cancel hook failed on a body that
@@ -53,16 +54,7 @@ export const assemble = <E, E2>(
       resume(exit)
     }
     /** Pushes the events produced so far; the machine's failure, if one is reached. */
-    const pushTaken = (): AssemblyError | undefined => {
-      const batch = events.take()
-      if (batch !== undefined) {
-        for (let i = 0; i < batch.length; i++) {
-          machine.push(batch[i]!)
-          if (machine.failure !== undefined) return machine.failure
-        }
-      }
-      return undefined
-    }
+    const pushTaken = (): AssemblyError | undefined => Drive.pushEvents(machine, events.take())
     const onRead = (result: ReadableStreamReadResult<Uint8Array>): void => {
       if (stopped) return
       try {
@@ -131,17 +123,8 @@ export const stream = <E, E2>(
 
       /** Pushes the events produced so far and collects their text deltas; keeps the first failure. */
       const collect = (out: Array<Output>) => {
-        const batch = events.take()
-        if (batch === undefined) return
-        for (let i = 0; i < batch.length; i++) {
-          const event = batch[i]!
-          machine.push(event)
-          if (event.text) out.push({ _tag: "TextDelta", text: event.text })
-          if (machine.failure !== undefined) {
-            pendingFailure = machine.failure
-            return
-          }
-        }
+        const failure = Drive.pushEvents(machine, events.take(), out)
+        if (failure !== undefined) pendingFailure = failure
       }
       const hand = (out: Array<Output>) => {
         const to = resume!
@@ -169,11 +152,7 @@ export const stream = <E, E2>(
           const failure = events.end()
           collect(out)
           if (pendingFailure === undefined && failure !== undefined) pendingFailure = failure
-          if (pendingFailure === undefined) {
-            const verdict = machine.end()
-            if (Result.isFailure(verdict)) pendingFailure = verdict.failure
-            else out.push({ _tag: "TurnCompleted", turn: verdict.success })
-          }
+          if (pendingFailure === undefined) pendingFailure = Drive.endInto(machine, out)
           return hand(out)
         }
         chunks[0] = result.value
