@@ -18,6 +18,7 @@ import { Effect, Layer, Metric, Redacted, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
+import { readFileSync } from "node:fs"
 import { pathToFileURL } from "node:url"
 import { floorCall } from "./execution.js"
 
@@ -49,16 +50,37 @@ const sidesOf = (runtime: Runtime, storeLayer: Layer.Layer<Here.IdempotencyStore
     }
   }).pipe(Effect.provide(storeLayer as Layer.Layer<never, unknown, never>))
 
+/**
+ * CPU time of the whole machine (every process: this one, the database's, the kernel's), in µs:
+ * the busy jiffies of `/proc/stat`'s first line (user, nice, system, irq, softirq, steal), 0 where
+ * there is no `/proc/stat`.
+ */
+const machineCpuUs = (): number => {
+  try {
+    const fields = readFileSync("/proc/stat", "utf8").split("\n", 1)[0].trim().split(/\s+/).slice(1).map(Number)
+    const [user, nice, system, , , irq, softirq, steal] = fields
+    return ((user + nice + system + irq + softirq + (steal ?? 0)) * 1_000_000) / 100
+  } catch {
+    return 0
+  }
+}
+
 const slice = (fibers: number, seconds: number, op: () => Effect.Effect<unknown, unknown>) =>
   Effect.gen(function*() {
     let ops = 0
     const deadline = performance.now() + seconds * 1000
     const loop = Effect.suspend(() => (ops++, op())).pipe(Effect.repeat({ while: () => performance.now() < deadline }))
+    const m0 = machineCpuUs()
     const c0 = process.cpuUsage()
     const t0 = performance.now()
     yield* Effect.all(Array.from({ length: fibers }, () => loop), { concurrency: "unbounded", discard: true })
     const cpu = process.cpuUsage(c0)
-    return { ops, seconds: (performance.now() - t0) / 1000, cpuUs: cpu.user + cpu.system }
+    return {
+      ops,
+      seconds: (performance.now() - t0) / 1000,
+      cpuUs: cpu.user + cpu.system,
+      machineUs: machineCpuUs() - m0
+    }
   })
 
 const main = Effect.gen(function*() {
@@ -71,10 +93,19 @@ const main = Effect.gen(function*() {
   if (other !== undefined) runtimes.unshift(["other", (yield* Effect.promise(() => import(other))) as Runtime])
   const sides: Record<string, () => Effect.Effect<unknown, unknown>> = {}
   for (const [name, runtime] of runtimes) {
-    const store = pg ? runtime.IdempotencyStore.layerSql({ schema }) : runtime.IdempotencyStore.layerMemory
-    const made = yield* sidesOf(runtime, store as never)
-    sides[`${name} sync`] = made.sync
-    sides[`${name} async`] = made.async
+    // EXEC_AB_GC: group commit settings to compare on PostgreSQL ("off" or an in-flight limit each, comma-separated)
+    for (const gc of pg ? (process.env.EXEC_AB_GC ?? "default").split(",") : ["memory"]) {
+      const groupCommit = gc === "off" ? false as const : gc === "default" || gc === "memory" ? undefined : {
+        inFlight: Number(gc)
+      }
+      const store = pg
+        ? runtime.IdempotencyStore.layerSql({ schema, groupCommit } as never)
+        : runtime.IdempotencyStore.layerMemory
+      const made = yield* sidesOf(runtime, store as never)
+      const label = gc === "default" || gc === "memory" ? name : `${name} gc=${gc}`
+      sides[`${label} sync`] = made.sync
+      sides[`${label} async`] = made.async
+    }
   }
   if (pg) {
     const sql = yield* SqlClient.SqlClient
@@ -112,7 +143,7 @@ const main = Effect.gen(function*() {
   const names = Object.keys(sides).filter((k) => only === undefined || k === only)
   for (const name of names) yield* slice(8, 0.4, sides[name])
   for (const fibers of [1, 8, 32]) {
-    const total = Object.fromEntries(names.map((k) => [k, { ops: 0, seconds: 0, cpuUs: 0 }]))
+    const total = Object.fromEntries(names.map((k) => [k, { ops: 0, seconds: 0, cpuUs: 0, machineUs: 0 }]))
     for (let round = 0; round < rounds; round++) {
       for (let j = 0; j < names.length; j++) {
         const name = names[(j + round) % names.length]
@@ -120,14 +151,17 @@ const main = Effect.gen(function*() {
         total[name].ops += done.ops
         total[name].seconds += done.seconds
         total[name].cpuUs += done.cpuUs
+        total[name].machineUs += done.machineUs
       }
     }
     for (const name of names) {
       const t = total[name]
       process.stdout.write(
-        `${String(fibers).padStart(2)} fibers  ${name.padEnd(13)} ${
+        `${String(fibers).padStart(2)} fibers  ${name.padEnd(20)} ${
           (t.ops / t.seconds).toFixed(0).padStart(7)
-        } calls/s  ${(t.cpuUs / t.ops).toFixed(1).padStart(6)} µs CPU/call\n`
+        } calls/s  ${(t.cpuUs / t.ops).toFixed(1).padStart(6)} µs CPU/call  ${
+          (t.machineUs / t.ops).toFixed(0).padStart(5)
+        } µs machine CPU/call\n`
       )
     }
   }

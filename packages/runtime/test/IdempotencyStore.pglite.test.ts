@@ -2,6 +2,7 @@ import { IdempotencyStore } from "@toolgate/runtime"
 import { Layer } from "effect"
 import { claimManyConformance } from "./claimManySuite.js"
 import { conformance } from "./conformance.js"
+import { groupCommitConformance } from "./groupCommitSuite.js"
 import * as Pglite from "./support/pglite.js"
 
 conformance(
@@ -14,4 +15,10 @@ claimManyConformance(
   "IdempotencyStore batch claims: PGlite (embedded, through EmbeddedPostgres)",
   IdempotencyStore.layerSql().pipe(Layer.provide(Pglite.layer)),
   { propertyRuns: 15 }
+)
+
+groupCommitConformance(
+  "IdempotencyStore group commit: PGlite (embedded, through EmbeddedPostgres)",
+  IdempotencyStore.layerSql({ groupCommit: { inFlight: 1 } }).pipe(Layer.provideMerge(Pglite.layer)),
+  { schema: IdempotencyStore.defaultSchema, propertyRuns: 15, server: false }
 )

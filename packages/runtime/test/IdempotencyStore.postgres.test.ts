@@ -3,10 +3,12 @@ import { Layer } from "effect"
 import * as Postgres from "../../../test/support/postgres.js"
 import { claimManyConformance } from "./claimManySuite.js"
 import { conformance } from "./conformance.js"
+import { groupCommitConformance } from "./groupCommitSuite.js"
 
 const pg = await Postgres.probe()
 const schema = Postgres.uniqueSchema("tg_conf")
 const batchSchema = Postgres.uniqueSchema("tg_batch")
+const groupSchema = Postgres.uniqueSchema("tg_group")
 
 Postgres.describeServer(pg, "PostgreSQL server", () => {
   conformance(
@@ -24,5 +26,13 @@ Postgres.describeServer(pg, "PostgreSQL server", () => {
       Layer.provide(Postgres.client(12))
     ),
     { propertyRuns: 30 }
+  )
+  groupCommitConformance(
+    "IdempotencyStore group commit: PostgreSQL server",
+    IdempotencyStore.layerSql({ schema: groupSchema, groupCommit: { inFlight: 1 } }).pipe(
+      Layer.provideMerge(Postgres.dropSchemaOnRelease(groupSchema)),
+      Layer.provideMerge(Postgres.client(12))
+    ),
+    { schema: groupSchema, propertyRuns: 30, server: true }
   )
 })

@@ -19,12 +19,13 @@
  *
  * @internal
  */
-import { Effect, Exit, Option, Predicate, Schema } from "effect"
+import { Context, Effect, Exit, Option, Predicate, Schema } from "effect"
 import { Migrator, SqlClient, type SqlError } from "effect/sql"
 import { type FencedOperation, LeaseLost, type StoreOperation, StoreUnavailable } from "../ExecutionError.js"
 import * as ExecutionMetrics from "../ExecutionMetrics.js"
 import type * as FollowUp from "../FollowUp.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
+import * as GroupCommit from "./groupCommit.js"
 import * as Codecs from "./sqlCodecs.js"
 import type { Codec } from "./sqlCodecs.js"
 import { checkSchema, migrations, names, statements } from "./sqlStatements.js"
@@ -114,8 +115,11 @@ export const queryOn = (sql: SqlClient.SqlClient) =>
   }
 }
 
+/** How the store group-commits claims (`false`: every claim alone in its statement). @internal */
+export type GroupCommitOptions = { readonly inFlight: number; readonly maxBatch: number } | false
+
 /** @internal */
-export const make = (schema: string) =>
+export const make = (schema: string, groupCommit: GroupCommitOptions) =>
   Effect.gen(function*() {
     yield* migrate(schema)
     const sql = yield* SqlClient.SqlClient
@@ -188,9 +192,8 @@ export const make = (schema: string) =>
         ? Effect.fail(lost(lease, operation))
         : confirm(lease, operation, confirmStatus)
 
-    const claim = Effect.fnUntraced(function*(req: IdempotencyStore.ClaimRequest) {
-      const invalid = Rules.checkClaim(req)
-      if (invalid !== undefined) return yield* invalid
+    /** One claim, alone in its statement (`req` is valid). */
+    const claimOne = Effect.fnUntraced(function*(req: IdempotencyStore.ClaimRequest) {
       const request = { ...req, arguments: req.arguments ?? null, now: req.now ?? null }
       // A claim that loses and then finds no row raced a purge; claiming again settles it.
       for (let round = 0; round < 3; round++) {
@@ -215,15 +218,12 @@ export const make = (schema: string) =>
         code: null,
         retryable: true
       })
-    }, Rules.span("IdempotencyStore.claim"))
+    })
 
-    const claimMany = Effect.fnUntraced(function*(
+    /** The claims of `requests` (each valid) in one statement, as `claimMany` answers them. */
+    const claimBatch = Effect.fnUntraced(function*(
       requests: ReadonlyArray<IdempotencyStore.ClaimRequest>
     ) {
-      for (const req of requests) {
-        const invalid = Rules.checkClaim(req)
-        if (invalid !== undefined) return yield* invalid
-      }
       const now = requests[0]?.now ?? null
       const claims: Array<IdempotencyStore.Claim | undefined> = Array.from({ length: requests.length }, () => undefined)
       // the requests as the database stores their text (a lone surrogate becomes U+FFFD, as in `claim`)
@@ -263,19 +263,84 @@ export const make = (schema: string) =>
         }
         pending = pending.filter((i) => claims[i] === undefined)
       }
-      if (pending.length > 0) {
-        return yield* new StoreUnavailable({
-          keyHash: requests[pending[0]].key,
-          operation: "claim",
-          reason: "ClaimContention",
-          code: null,
-          retryable: true
-        })
-      }
+      const answers: Array<Exit.Exit<IdempotencyStore.Claim, StoreUnavailable>> = claims.map((claim, i) =>
+        claim === undefined
+          ? Exit.fail(
+            new StoreUnavailable({
+              keyHash: requests[i].key,
+              operation: "claim",
+              reason: "ClaimContention",
+              code: null,
+              retryable: true
+            })
+          )
+          : Exit.succeed(claim)
+      )
       // at the batch's clock, not a repeat's own `now`: a later one could find the lease won above
       // expired and win the key a second time in one batch
-      for (const i of repeats) claims[i] = yield* claim({ ...requests[i], now: now ?? undefined })
-      return claims as Array<IdempotencyStore.Claim>
+      for (const i of repeats) answers[i] = yield* Effect.exit(claimOne({ ...requests[i], now: now ?? undefined }))
+      return answers
+    })
+
+    /**
+     * Whether a valid claim may share a statement: it reads the database's clock (no `now`), and
+     * nothing in it can fail a statement that a single claim would fail alone — a NUL (text cannot
+     * hold it), arguments that may pass the 256 KiB bound, a lease or retention beyond 10^12 ms
+     * (~31 years; far beyond, the instant leaves `timestamptz`'s range).
+     */
+    const sharesStatement = (req: IdempotencyStore.ClaimRequest): boolean =>
+      req.now === undefined && req.leaseMs <= 1e12 && req.retentionMs <= 1e12 &&
+      (req.arguments == null ||
+        (req.arguments.length <= Rules.maxStoredBytes / 3 && !req.arguments.includes("\u0000"))) &&
+      !req.scope.includes("\u0000") && !req.key.includes("\u0000") && !req.tool.includes("\u0000") &&
+      !req.fingerprint.includes("\u0000") && !req.owner.includes("\u0000")
+
+    /**
+     * Group commit of claims (`GroupCommit`): a claim that may share its statement (`sharesStatement`)
+     * and runs outside a transaction of this client waits, while `inFlight` claim statements are out,
+     * beside the claims other fibers of this process make, and goes with them as one `claimMany`
+     * statement; alone, it takes its single statement. Each caller gets the answer its single
+     * statement would have given; a statement that fails fails every claim in it, each naming its
+     * own key. A claim inside a transaction runs alone on the transaction's connection.
+     */
+    const claims = groupCommit === false ? undefined : GroupCommit.make({
+      ...groupCommit,
+      one: claimOne,
+      many: (requests: ReadonlyArray<IdempotencyStore.ClaimRequest>) =>
+        Effect.map(Effect.exit(claimBatch(requests)), (exit) =>
+          Exit.isSuccess(exit)
+            ? exit.value
+            : requests.map((req) =>
+              Exit.mapError(
+                exit as Exit.Exit<never, StoreUnavailable>,
+                (error) => error.keyHash === req.key ? error : new StoreUnavailable({ ...error, keyHash: req.key })
+              )
+            ))
+    })
+
+    const claim = Effect.fnUntraced(function*(req: IdempotencyStore.ClaimRequest) {
+      const invalid = Rules.checkClaim(req)
+      if (invalid !== undefined) return yield* invalid
+      if (claims === undefined || !sharesStatement(req)) return yield* claimOne(req)
+      return yield* Effect.contextWith((context: Context.Context<never>) =>
+        Context.getOrUndefined(context, sql.transactionService) === undefined ? claims.send(req) : claimOne(req)
+      )
+    }, Rules.span("IdempotencyStore.claim"))
+
+    const claimMany = Effect.fnUntraced(function*(
+      requests: ReadonlyArray<IdempotencyStore.ClaimRequest>
+    ) {
+      for (const req of requests) {
+        const invalid = Rules.checkClaim(req)
+        if (invalid !== undefined) return yield* invalid
+      }
+      const answers = yield* claimBatch(requests)
+      const claimed: Array<IdempotencyStore.Claim> = []
+      for (const answer of answers) {
+        if (Exit.isFailure(answer)) return yield* Effect.failCause(answer.cause)
+        claimed.push(answer.value)
+      }
+      return claimed
     }, Rules.span("IdempotencyStore.claimMany"))
 
     const read = Effect.fnUntraced(function*(

@@ -1,0 +1,193 @@
+/**
+ * Group commit (`internal/groupCommit.ts`) without a database: a lone request goes at once through
+ * `one`; requests made while `inFlight` statements are out wait and go together through `many` when
+ * one answers, each caller getting its own answer; `maxBatch` splits; a caller interrupted while it
+ * waits is never sent; a statement's defect is every caller's. Then a property: for any arrival of
+ * requests over any limits, every request is sent exactly once, answered with its own answer, and
+ * never more than `inFlight` statements are out at once.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Cause, Deferred, Effect, Exit, Fiber, Schema } from "effect"
+import * as GroupCommit from "../src/internal/groupCommit.js"
+
+/** A fake database: every statement waits for the test to answer it; what was sent, in order. */
+const makeFake = (options: { readonly inFlight: number; readonly maxBatch: number }) =>
+  Effect.sync(() => {
+    const statements: Array<ReadonlyArray<number>> = []
+    const gates: Array<Deferred.Deferred<void>> = []
+    let out = 0
+    let maxOut = 0
+    const statement = (requests: ReadonlyArray<number>) =>
+      Effect.gen(function*() {
+        statements.push(requests)
+        out++
+        maxOut = Math.max(maxOut, out)
+        const gate = yield* Deferred.make<void>()
+        gates.push(gate)
+        yield* Deferred.await(gate)
+        out--
+      })
+    const sender = GroupCommit.make<number, string, string>({
+      ...options,
+      one: (n) =>
+        Effect.flatMap(statement([n]), () => n < 0 ? Effect.fail(`refused ${n}`) : Effect.succeed(`one ${n}`)),
+      many: (ns) =>
+        Effect.map(
+          statement(ns),
+          () => ns.map((n) => n < 0 ? Exit.fail(`refused ${n}`) : Exit.succeed(`many ${n}`))
+        )
+    })
+    /** Answers the oldest unanswered statement. */
+    const answerNext = Effect.suspend(() => {
+      const gate = gates.shift()
+      return gate === undefined ? Effect.die("no statement is out") : Deferred.succeed(gate, undefined)
+    })
+    return { sender, statements, answerNext, maxOut: () => maxOut, out: () => out }
+  })
+
+describe("GroupCommit", () => {
+  it.effect("a lone request goes at once, alone", () =>
+    Effect.gen(function*() {
+      const fake = yield* makeFake({ inFlight: 2, maxBatch: 64 })
+      const fiber = yield* Effect.forkChild(fake.sender.send(1), { startImmediately: true })
+      assert.deepStrictEqual(fake.statements, [[1]])
+      yield* fake.answerNext
+      assert.strictEqual(yield* Fiber.join(fiber), "one 1")
+    }))
+
+  it.effect("requests made while the statements are out go together when one answers, each with its answer", () =>
+    Effect.gen(function*() {
+      const fake = yield* makeFake({ inFlight: 1, maxBatch: 64 })
+      const fibers = []
+      for (const n of [1, 2, -3, 4]) {
+        fibers.push(yield* Effect.forkChild(fake.sender.send(n), { startImmediately: true }))
+      }
+      assert.deepStrictEqual(fake.statements, [[1]])
+      yield* fake.answerNext
+      yield* Effect.yieldNow
+      assert.deepStrictEqual(fake.statements, [[1], [2, -3, 4]])
+      yield* fake.answerNext
+      const exits = yield* Effect.forEach(fibers, Fiber.await)
+      assert.deepStrictEqual(exits, [
+        Exit.succeed("one 1"),
+        Exit.succeed("many 2"),
+        Exit.fail("refused -3"),
+        Exit.succeed("many 4")
+      ])
+    }))
+
+  it.effect("maxBatch splits what waits, and inFlight statements go at once", () =>
+    Effect.gen(function*() {
+      const fake = yield* makeFake({ inFlight: 2, maxBatch: 2 })
+      const fibers = []
+      for (let n = 1; n <= 7; n++) fibers.push(yield* Effect.forkChild(fake.sender.send(n), { startImmediately: true }))
+      assert.deepStrictEqual(fake.statements, [[1], [2]])
+      yield* fake.answerNext
+      yield* fake.answerNext
+      yield* Effect.yieldNow
+      assert.deepStrictEqual(fake.statements, [[1], [2], [3, 4], [5, 6]])
+      yield* fake.answerNext
+      yield* Effect.yieldNow
+      assert.deepStrictEqual(fake.statements, [[1], [2], [3, 4], [5, 6], [7]])
+      yield* fake.answerNext
+      yield* fake.answerNext
+      assert.deepStrictEqual(yield* Effect.forEach(fibers, Fiber.join), [
+        "one 1",
+        "one 2",
+        "many 3",
+        "many 4",
+        "many 5",
+        "many 6",
+        "one 7"
+      ])
+      assert.strictEqual(fake.maxOut(), 2)
+    }))
+
+  it.effect("a caller interrupted while it waits is never sent", () =>
+    Effect.gen(function*() {
+      const fake = yield* makeFake({ inFlight: 1, maxBatch: 64 })
+      const first = yield* Effect.forkChild(fake.sender.send(1), { startImmediately: true })
+      const gone = yield* Effect.forkChild(fake.sender.send(2), { startImmediately: true })
+      const kept = yield* Effect.forkChild(fake.sender.send(3), { startImmediately: true })
+      yield* Fiber.interrupt(gone)
+      yield* fake.answerNext
+      yield* Effect.yieldNow
+      assert.deepStrictEqual(fake.statements, [[1], [3]])
+      yield* fake.answerNext
+      assert.strictEqual(yield* Fiber.join(first), "one 1")
+      assert.strictEqual(yield* Fiber.join(kept), "one 3")
+    }))
+
+  it.effect("a statement's defect is every caller's, and the next statement still goes", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const sender = GroupCommit.make<number, string, never>({
+        inFlight: 1,
+        maxBatch: 64,
+        one: (n) => Effect.as(Deferred.await(gate), `one ${n}`),
+        many: () => Effect.die("driver bug")
+      })
+      const first = yield* Effect.forkChild(sender.send(1), { startImmediately: true })
+      const a = yield* Effect.forkChild(sender.send(2), { startImmediately: true })
+      const b = yield* Effect.forkChild(sender.send(3), { startImmediately: true })
+      yield* Deferred.succeed(gate, undefined)
+      assert.strictEqual(yield* Fiber.join(first), "one 1")
+      for (const exit of [yield* Fiber.await(a), yield* Fiber.await(b)]) {
+        assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause))
+      }
+      assert.strictEqual(yield* sender.send(4), "one 4")
+    }))
+
+  it.effect.prop(
+    "any arrival of requests: each sent once, answered with its own answer, never more than inFlight out",
+    {
+      inFlight: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 4 })),
+      maxBatch: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 5 })),
+      // each arrival: how many requests come at once, then how many statements answer
+      waves: Schema.Array(
+        Schema.Tuple([
+          Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 6 })),
+          Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 3 }))
+        ])
+      ).check(Schema.isMinLength(1), Schema.isMaxLength(8))
+    },
+    ({ inFlight, maxBatch, waves }) =>
+      Effect.gen(function*() {
+        const fake = yield* makeFake({ inFlight, maxBatch })
+        const fibers: Array<Fiber.Fiber<string, string>> = []
+        let n = 0
+        for (const [arrive, answer] of waves) {
+          for (let i = 0; i < arrive; i++) {
+            const request = n % 5 === 4 ? -n : n
+            n++
+            fibers.push(yield* Effect.forkChild(fake.sender.send(request), { startImmediately: true }))
+          }
+          for (let i = 0; i < answer && fake.out() > 0; i++) {
+            yield* fake.answerNext
+            yield* Effect.yieldNow
+          }
+        }
+        while (fibers.some((f) => f.pollUnsafe() === undefined)) {
+          yield* fake.answerNext
+          yield* Effect.yieldNow
+        }
+        const sent = fake.statements.flat()
+        assert.deepStrictEqual(
+          sent.toSorted((x, y) => Math.abs(x) - Math.abs(y)),
+          Array.from({ length: n }, (_, i) => i % 5 === 4 ? -i : i)
+        )
+        assert.isTrue(fake.statements.every((s) => s.length <= maxBatch))
+        assert.isAtMost(fake.maxOut(), inFlight)
+        const exits = yield* Effect.forEach(fibers, Fiber.await)
+        exits.forEach((exit, i) => {
+          const request = i % 5 === 4 ? -i : i
+          const alone = fake.statements.some((s) => s.length === 1 && s[0] === request)
+          assert.deepStrictEqual(
+            exit,
+            request < 0 ? Exit.fail(`refused ${request}`) : Exit.succeed(`${alone ? "one" : "many"} ${request}`)
+          )
+        })
+      }),
+    { arbitrary: { runs: 200 } }
+  )
+})

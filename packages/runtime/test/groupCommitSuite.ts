@@ -1,0 +1,265 @@
+/**
+ * Group commit of the SQL store's claims (`IdempotencyStore.SqlOptions.groupCommit`), against a
+ * SQL layer built with one claim statement in flight: claims that fibers make at once share
+ * statements (the rows they write share a transaction id, `xmin`) and each is won once; any mix of
+ * concurrent claims, repeats and seeded records included, answers key by key as the same claims
+ * made one after another; a claim inside a transaction stays in it; a claim that cannot share a
+ * statement goes alone. On the server also: a caller interrupted while it waits is never written,
+ * and a failed statement fails each of its claims with its own key.
+ */
+import { assert, layer } from "@effect/vitest"
+import { IdempotencyStore as Store } from "@toolgate/runtime"
+import { Cause, Deferred, Effect, Exit, Fiber, type Layer, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { fresh, request } from "./storeRequests.js"
+
+const { IdempotencyStore } = Store
+
+/** A claim's answer without its instants and fences, and without its key (the twin records' keys differ). */
+const shape = (claim: Store.Claim) =>
+  claim._tag === "Claimed"
+    ? { _tag: claim._tag, kind: claim.lease.kind, attempt: claim.lease.attempt }
+    : { _tag: claim._tag, status: claim.record.status, attempt: claim.record.attempt }
+
+/** A claim on the database's clock (what shares statements), with a lease no test outlives. */
+const clockless = (ref: Store.RecordRef, over: Partial<Store.ClaimRequest> = {}) =>
+  request(ref, { now: undefined, leaseMs: 60_000, ...over })
+
+/** What a record has been through before the claims meet it (on the database's clock). */
+const Seed = Schema.Literals(["none", "live", "succeeded", "failed", "released", "unknown", "otherFingerprint"])
+
+/** Distinct transaction ids among the rows of `scope`: how many statements last wrote them. */
+const writers = (schema: string, scope: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql.unsafe<{ n: number }>(
+      `SELECT count(DISTINCT xmin::text)::int AS n FROM "${schema}".idem_record WHERE scope = $1`,
+      [scope]
+    )
+    return rows[0].n
+  })
+
+/**
+ * Registers the suite for one SQL layer whose store group-commits with `inFlight: 1` (its tables
+ * in `schema`); `server` adds the tests that hold a table lock from another connection.
+ */
+export const groupCommitConformance = (
+  name: string,
+  storeLayer: Layer.Layer<Store.IdempotencyStore | SqlClient.SqlClient, unknown>,
+  options: { readonly schema: string; readonly propertyRuns: number; readonly server: boolean }
+): void =>
+  layer(storeLayer, { timeout: "120 seconds", excludeTestServices: true })(name, (it) => {
+    const { schema } = options
+
+    const seeded = (store: Store.IdempotencyStore["Service"], ref: Store.RecordRef, seed: typeof Seed.Type) =>
+      Effect.gen(function*() {
+        if (seed === "none") return
+        const claim = yield* store.claim(clockless(ref, { fingerprint: seed === "otherFingerprint" ? "fp-2" : "fp-1" }))
+        if (claim._tag !== "Claimed") return assert.fail("the seed claim lost")
+        const lease = claim.lease
+        if (seed === "succeeded") yield* store.complete(lease, { result: "{\"ok\":true}", retentionMs: 60_000 })
+        if (seed === "released") yield* store.release(lease, { error: null })
+        if (seed === "failed") yield* store.fail(lease, { error: "{\"refused\":true}", retentionMs: 60_000 })
+        if (seed === "unknown") yield* store.park(lease, { error: null })
+      })
+
+    it.effect("24 fibers claiming new keys at once share statements, and each key is won once", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const scope = fresh("gc").scope
+        const refs = Array.from({ length: 24 }, (_, i) => ({ scope, key: `${fresh("gc").key}-${i}` }))
+        const claims = yield* Effect.forEach(refs, (ref) => store.claim(clockless(ref)), { concurrency: "unbounded" })
+        claims.forEach((claim, i) => {
+          assert.strictEqual(claim._tag, "Claimed")
+          if (claim._tag === "Claimed") assert.strictEqual(claim.lease.key, refs[i].key)
+        })
+        const statements = yield* writers(schema, scope)
+        // one statement out at a time: the first goes alone, the 23 that waited meanwhile go together
+        assert.isAtMost(statements, 3, `${statements} statements wrote 24 claims`)
+      }))
+
+    it.effect("alone (groupCommit: false), the same claims take a statement each", () =>
+      Effect.gen(function*() {
+        const store = yield* Effect.provide(
+          Effect.gen(function*() {
+            return yield* IdempotencyStore
+          }),
+          Store.layerSql({ schema, groupCommit: false })
+        )
+        const scope = fresh("alone").scope
+        const refs = Array.from({ length: 8 }, (_, i) => ({ scope, key: `${fresh("alone").key}-${i}` }))
+        yield* Effect.forEach(refs, (ref) => store.claim(clockless(ref)), { concurrency: "unbounded" })
+        assert.strictEqual(yield* writers(schema, scope), 8)
+      }))
+
+    it.effect.prop(
+      "any claims made at once (repeats, held and settled records among them) answer key by key as one after another",
+      {
+        seeds: Schema.Array(Seed).check(Schema.isMinLength(1), Schema.isMaxLength(5)),
+        picks: Schema.Array(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 4 }))).check(
+          Schema.isMinLength(1),
+          Schema.isMaxLength(10)
+        )
+      },
+      ({ picks, seeds }) =>
+        Effect.gen(function*() {
+          const store = yield* IdempotencyStore
+          const atOnce = seeds.map(() => fresh("at-once"))
+          const inTurn = seeds.map(() => fresh("in-turn"))
+          for (let i = 0; i < seeds.length; i++) {
+            yield* seeded(store, atOnce[i], seeds[i])
+            yield* seeded(store, inTurn[i], seeds[i])
+          }
+          const chosen = picks.map((p) => p % seeds.length)
+          const concurrent = yield* Effect.forEach(chosen, (i) => store.claim(clockless(atOnce[i])), {
+            concurrency: "unbounded"
+          })
+          const sequential: Array<Store.Claim> = []
+          for (const i of chosen) sequential.push(yield* store.claim(clockless(inTurn[i])))
+          // which of a key's concurrent claims wins is not fixed: compare each key's answers as a multiset
+          for (let k = 0; k < seeds.length; k++) {
+            const of = (claims: ReadonlyArray<Store.Claim>) =>
+              claims.filter((_, j) => chosen[j] === k).map((c) => JSON.stringify(shape(c))).toSorted()
+            assert.deepStrictEqual(of(concurrent), of(sequential), `seed ${seeds[k]}`)
+          }
+          for (const [j, claim] of concurrent.entries()) {
+            const ref = atOnce[chosen[j]]
+            if (claim._tag === "Claimed") {
+              assert.deepStrictEqual([claim.lease.scope, claim.lease.key], [ref.scope, ref.key])
+            } else assert.deepStrictEqual([claim.record.scope, claim.record.key], [ref.scope, ref.key])
+          }
+        }),
+      { arbitrary: { runs: options.propertyRuns } }
+    )
+
+    it.effect("claims made inside a transaction stay in it: rolled back, none is written", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const sql = yield* SqlClient.SqlClient
+        const refs = Array.from({ length: 6 }, () => fresh("tx"))
+        const rolledBack = yield* sql.withTransaction(
+          Effect.flatMap(
+            Effect.forEach(refs, (ref) => store.claim(clockless(ref)), { concurrency: "unbounded" }),
+            (claims) => Effect.fail({ claims })
+          )
+        ).pipe(Effect.flip)
+        assert.isTrue("claims" in rolledBack && rolledBack.claims.every((c) => c._tag === "Claimed"))
+        for (const ref of refs) assert.isTrue((yield* store.read(ref))._tag === "None")
+      }))
+
+    it.effect("a claim that could fail a shared statement goes alone: its refusal is its own", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const scope = fresh("odd").scope
+        const refs = Array.from({ length: 6 }, (_, i) => ({ scope, key: `${fresh("odd").key}-${i}` }))
+        const big = { scope, key: `${fresh("odd").key}-big` }
+        const nul = { scope, key: `${fresh("odd").key}-nul` }
+        const answers = yield* Effect.forEach(
+          [
+            ...refs.map((ref) => clockless(ref)),
+            clockless(big, { arguments: JSON.stringify({ a: "x".repeat(300_000) }) }),
+            clockless(nul, { arguments: "{\"a\":\"\u0000\"}" })
+          ],
+          (req) => Effect.exit(store.claim(req)),
+          { concurrency: "unbounded" }
+        )
+        answers.slice(0, refs.length).forEach((exit) =>
+          assert.isTrue(Exit.isSuccess(exit) && exit.value._tag === "Claimed")
+        )
+        for (const [exit, ref] of [[answers[refs.length], big], [answers[refs.length + 1], nul]] as const) {
+          assert.isTrue(Exit.isFailure(exit), `${ref.key} was refused`)
+          const error = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause) : Option.none()
+          assert.strictEqual(Option.isSome(error) ? error.value.keyHash : null, ref.key)
+        }
+      }))
+
+    if (!options.server) return
+
+    /** Holds an exclusive lock on the record table from another connection until `release` completes. */
+    const lockTable = (sql: SqlClient.SqlClient, release: Effect.Effect<void>) =>
+      sql.withTransaction(
+        Effect.andThen(sql.unsafe(`LOCK TABLE "${schema}".idem_record IN ACCESS EXCLUSIVE MODE`), release)
+      )
+
+    /** Waits until the lock of {@link lockTable} is held. */
+    const locked = (sql: SqlClient.SqlClient) =>
+      Effect.gen(function*() {
+        for (let i = 0; i < 500; i++) {
+          const rows = yield* sql.unsafe(
+            `SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+             JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = $1 AND c.relname = 'idem_record' AND l.mode = 'AccessExclusiveLock' AND l.granted`,
+            [schema]
+          )
+          if (rows.length > 0) return
+          yield* Effect.sleep("10 millis")
+        }
+        return yield* Effect.die("the table lock was never held")
+      })
+
+    /** Waits until `n` statements of this test's store are blocked on the lock (pg_stat_activity). */
+    const blocked = (sql: SqlClient.SqlClient, n: number, like: string) =>
+      Effect.gen(function*() {
+        for (let i = 0; i < 500; i++) {
+          const rows = yield* sql.unsafe<{ pid: number }>(
+            `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`,
+            [like]
+          )
+          if (rows.length >= n) return rows.map((r) => r.pid)
+          yield* Effect.sleep("10 millis")
+        }
+        return yield* Effect.die(`no ${n} statement(s) blocked like ${like}`)
+      })
+
+    it.effect("a caller interrupted while its claim waits is never written; the one in flight is", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const sql = yield* SqlClient.SqlClient
+        const held = fresh("wait")
+        const gone = fresh("wait")
+        const release = yield* Deferred.make<void>()
+        const lock = yield* Effect.forkChild(lockTable(sql, Deferred.await(release)))
+        yield* locked(sql)
+        const first = yield* Effect.forkChild(store.claim(clockless(held)))
+        yield* blocked(sql, 1, `%INSERT INTO "${schema}"."idem_record"%`)
+        const waiting = yield* Effect.forkChild(store.claim(clockless(gone)))
+        yield* Effect.sleep("20 millis")
+        yield* Fiber.interrupt(waiting)
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(lock)
+        assert.strictEqual((yield* Fiber.join(first))._tag, "Claimed")
+        // a claim made now goes after anything sent before it (one statement out at a time)
+        assert.strictEqual((yield* store.claim(clockless(fresh("after"))))._tag, "Claimed")
+        assert.isTrue((yield* store.read(gone))._tag === "None")
+      }))
+
+    it.effect("a shared statement that fails fails each of its claims, each naming its own key", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const sql = yield* SqlClient.SqlClient
+        const alone = fresh("cancel")
+        const together = Array.from({ length: 3 }, () => fresh("cancel"))
+        const release = yield* Deferred.make<void>()
+        const lock = yield* Effect.forkChild(lockTable(sql, Deferred.await(release)))
+        yield* locked(sql)
+        const first = yield* Effect.forkChild(Effect.exit(store.claim(clockless(alone))))
+        const [single] = yield* blocked(sql, 1, `%INSERT INTO "${schema}"."idem_record"%`)
+        const rest = yield* Effect.forEach(
+          together,
+          (ref) => Effect.forkChild(Effect.exit(store.claim(clockless(ref))))
+        )
+        yield* Effect.sleep("20 millis")
+        // the lone claim's statement is cancelled; the three that waited go as one statement, cancelled too
+        yield* sql.unsafe(`SELECT pg_cancel_backend($1)`, [single])
+        const [shared] = yield* blocked(sql, 1, `%jsonb_to_recordset%`)
+        yield* sql.unsafe(`SELECT pg_cancel_backend($1)`, [shared])
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(lock)
+        const exits = [yield* Fiber.join(first), ...(yield* Effect.forEach(rest, Fiber.join))]
+        for (const [exit, ref] of exits.map((e, i) => [e, [alone, ...together][i]] as const)) {
+          const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.findErrorOption(exit.cause)) : undefined
+          assert.strictEqual(error?._tag, "StoreUnavailable", `${ref.key}: ${String(error)}`)
+          assert.strictEqual(error?._tag === "StoreUnavailable" ? error.keyHash : null, ref.key)
+        }
+      }))
+  })
