@@ -83,7 +83,8 @@ export const floorCall = (
   sql: SqlClient.SqlClient,
   statements: ReturnType<typeof IdempotencyStore.sqlStatements>,
   scope: string,
-  label: string
+  label: string,
+  between: Effect.Effect<void> = Effect.void
 ) =>
   Effect.gen(function*() {
     const key = `tg1:sha256:${createHash("sha256").update(`floor-${process.pid}-${label}`).digest("hex")}`
@@ -101,6 +102,7 @@ export const floorCall = (
       null,
       `{"leadId":"lead-${label}"}`
     ])
+    yield* between
     yield* sql.unsafe(statements.complete.text, [
       scope,
       key,

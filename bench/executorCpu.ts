@@ -111,6 +111,9 @@ const main = Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const statements = Here.IdempotencyStore.sqlStatements(schema)
     sides.floor = () => floorCall(sql, statements, "ab", String(n++))
+    if (process.env.EXEC_AB_FLOOR_YIELD === "1") {
+      sides["floor+yield"] = () => floorCall(sql, statements, "ab", String(n++), Effect.yieldNow)
+    }
   }
   if (pg && process.env.EXEC_AB_STORE_SIDE === "1") {
     const store = yield* Effect.provide(

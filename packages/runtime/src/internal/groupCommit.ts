@@ -7,8 +7,9 @@
  * answers per request, in order); a caller interrupted while it waits is taken out of the queue and
  * never sent; one interrupted after its statement left gets nothing, as with a statement of its own.
  *
- * Every statement runs in a fiber of its own, forked with the context of the first caller in it (its
- * tracer and current span, its clock); the store's services are captured at construction.
+ * A request that goes at once runs in its caller's fiber; a statement of requests that waited runs
+ * in a fiber of its own, forked with the context of the first caller in it (its tracer and current
+ * span, its clock); the store's services are captured at construction.
  *
  * @internal
  */
@@ -75,7 +76,23 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
     }
   }
 
+  /** Fewer statements out than `inFlight` and nobody waiting: the caller's own fiber sends it (no hop). */
+  const alone = (request: Req): Effect.Effect<A, E> => {
+    running++
+    return Effect.onExit(
+      one(request),
+      () =>
+        Effect.sync(() => {
+          running--
+          pump()
+        })
+    )
+  }
+
   const send = (request: Req): Effect.Effect<A, E> =>
+    Effect.suspend(() => running < inFlight && queue.length === 0 ? alone(request) : waitFor(request))
+
+  const waitFor = (request: Req): Effect.Effect<A, E> =>
     Effect.contextWith((context: Context.Context<never>) =>
       Effect.callback<A, E>((resume) => {
         const waiting: Waiting<Req, A, E> = { request, context, resume: (exit) => resume(exit), sent: false }
