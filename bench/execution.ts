@@ -6,8 +6,12 @@
  * fibers. Every execution is a new key (a new decision), so each one claims and completes; the
  * handler itself does nothing, so the table shows the service's own cost. Two handlers: one that
  * returns at once (it is never watched) and one that suspends once, as any
- * I/O does (it runs watched by the executor's shared heartbeat/timeout timer). Target (issue 15): the service
- * keeps ≥ 90 % of the floor with either handler. Beside them, a model step of 4 calls (async
+ * I/O does (it runs watched by the executor's shared heartbeat/timeout timer); the second is
+ * measured against a floor that suspends the same way between its statements (`Effect.yieldNow`,
+ * the handler's own work, which is not the executor's). Target (issue 15): the service keeps
+ * ≥ 90 % of its floor with either handler. The store group-commits claims (its default,
+ * `IdempotencyStore.defaultGroupCommit`): at 8 and 32 fibers claims share statements, which the
+ * floor's one statement per claim does not. Beside them, a model step of 4 calls (async
  * handler) run as 4 `execute`s at once or as one `executeAll` (whose calls are claimed in one
  * statement): calls per second and round trips per step.
  *
@@ -38,10 +42,11 @@ import { pathToFileURL } from "node:url"
 export interface Row {
   readonly fibers: number
   readonly "floor exec/s": number
+  readonly "floor, handler's suspension exec/s": number
   readonly "service exec/s": number
   readonly "service / floor": string
   readonly "service, async handler exec/s": number
-  readonly "async / floor": string
+  readonly "async / its floor": string
   readonly "round trips per call: floor / service / async": string
   readonly target: string
   readonly "step of 4, exec/s: 4 executes / executeAll": string
@@ -158,7 +163,9 @@ const makeSides = (schema: string) =>
       )
     // The floor: the same claim and complete statements, same parameters, same client; no service.
     const floor = (i: number) => floorCall(sql, statements, "bench", `${run++}-${i}`)
-    return { floor, service: through(Touch), async: through(TouchAsync), executes, step }
+    // The floor of a call whose handler suspends once: the same suspension between its statements.
+    const floorAsync = (i: number) => floorCall(sql, statements, "bench", `${run++}-${i}`, Effect.yieldNow)
+    return { floor, floorAsync, service: through(Touch), async: through(TouchAsync), executes, step }
   })
 
 /**
@@ -258,14 +265,14 @@ export const runExecutionBenchmark = (): Promise<ReadonlyArray<Row>> => {
     const sides = yield* makeSides(schema)
     const trips = yield* roundTrips(url, schema)
     // warm up every path (prepared statements on every pooled connection, JIT)
-    for (const side of ["service", "async", "floor", "executes", "step"] as const) {
+    for (const side of ["service", "async", "floor", "floorAsync", "executes", "step"] as const) {
       yield* slice(32, 0.4, sides[side])
     }
 
     const orders = [
-      ["floor", "service", "async", "executes", "step"],
-      ["service", "async", "step", "floor", "executes"],
-      ["async", "executes", "floor", "step", "service"]
+      ["floor", "service", "floorAsync", "async", "executes", "step"],
+      ["service", "async", "step", "floorAsync", "floor", "executes"],
+      ["async", "floorAsync", "executes", "floor", "step", "service"]
     ] as const
     const out: Array<Row> = []
     for (const fibers of levels) {
@@ -273,6 +280,7 @@ export const runExecutionBenchmark = (): Promise<ReadonlyArray<Row>> => {
       // disk's fsync latency hit every side alike; rates are totals over all slices.
       const total = {
         floor: { ops: 0, seconds: 0 },
+        floorAsync: { ops: 0, seconds: 0 },
         service: { ops: 0, seconds: 0 },
         async: { ops: 0, seconds: 0 },
         executes: { ops: 0, seconds: 0 },
@@ -287,17 +295,19 @@ export const runExecutionBenchmark = (): Promise<ReadonlyArray<Row>> => {
       }
       const rate = (side: keyof typeof total) => total[side].ops / total[side].seconds
       const f = rate("floor")
+      const fa = rate("floorAsync")
       const s = rate("service")
       const a = rate("async")
       out.push({
         fibers,
         "floor exec/s": Math.round(f),
+        "floor, handler's suspension exec/s": Math.round(fa),
         "service exec/s": Math.round(s),
         "service / floor": `${(100 * s / f).toFixed(1)} %`,
         "service, async handler exec/s": Math.round(a),
-        "async / floor": `${(100 * a / f).toFixed(1)} %`,
+        "async / its floor": `${(100 * a / fa).toFixed(1)} %`,
         "round trips per call: floor / service / async": `${trips.floor} / ${trips.service} / ${trips.async}`,
-        target: s / f >= 0.9 && a / f >= 0.9 ? "≥ 90 % met" : "below 90 %",
+        target: s / f >= 0.9 && a / fa >= 0.9 ? "≥ 90 % met" : "below 90 %",
         "step of 4, exec/s: 4 executes / executeAll": `${Math.round(4 * rate("executes"))} / ${
           Math.round(4 * rate("step"))
         }`,

@@ -145,7 +145,7 @@ const main = Effect.gen(function*() {
   const only = process.env.EXEC_AB_ONLY
   const names = Object.keys(sides).filter((k) => only === undefined || k === only)
   for (const name of names) yield* slice(8, 0.4, sides[name])
-  for (const fibers of [1, 8, 32]) {
+  for (const fibers of (process.env.EXEC_AB_FIBERS ?? "1,8,32").split(",").map(Number)) {
     const total = Object.fromEntries(names.map((k) => [k, { ops: 0, seconds: 0, cpuUs: 0, machineUs: 0 }]))
     for (let round = 0; round < rounds; round++) {
       for (let j = 0; j < names.length; j++) {

@@ -1,0 +1,310 @@
+/**
+ * Settling outcomes: how the end of a won claim is written to its record — a result completes it,
+ * a failure fails or releases it, an ambiguous end, timeout or interruption parks it `unknown`, a
+ * lost lease is journalled — each write fenced and retried when the store was briefly
+ * unreachable, each stored error a `StoredError` bounded by the executor's size limit. Also the
+ * one metric tap: every execution is counted once, by its final exit, in `outcomeOf`.
+ *
+ * @internal
+ */
+import { Cause, Duration, Effect, Exit, Option } from "effect";
+import { ExecutionTimeout, LeaseLost, OutcomeUnknown, ResultTooLarge, ToolExecutionFailed } from "../../ExecutionError.js";
+import * as ExecutionMetrics from "../../ExecutionMetrics.js";
+import * as FollowUp from "../../FollowUp.js";
+import * as StoredError from "../../StoredError.js";
+import { Ambiguous, NotApplied } from "../../ToolHandler.js";
+import { HandlerTimedOut } from "./lease.js";
+/** Stored details are short: a description, never a payload. */
+const excerpt = (text) => text.length <= 200 ? text : `${text.slice(0, 199)}…`;
+const defectDetail = (cause) => {
+    const defect = cause.reasons.find(Cause.isDieReason)?.defect;
+    return excerpt(defect instanceof Error ? `${defect.name}: ${defect.message}` : String(defect));
+};
+/** The first typed failure of a cause. @internal */
+export const lastFailure = (cause) => cause.reasons.find(Cause.isFailReason)?.error;
+const isRetryable = (e) => e._tag === "StoreUnavailable" && e.retryable;
+/** The detail of a result the success Schema does not encode (the same on the execution and its replays). */
+const resultInvalid = "the result does not match the tool's success schema";
+const bytesOf = (text) => Buffer.byteLength(text, "utf8");
+/** The stored text of a failure; a failure value that does not encode as JSON is stored as `null`. */
+const failureText = (stored) => {
+    try {
+        return StoredError.encode(stored);
+    }
+    catch {
+        return StoredError.encode({ ...stored, failure: null });
+    }
+};
+/**
+ * The metric outcome of an execution's final exit (`undefined`: not counted — an interruption
+ * before anything was written, or a defect of the executor itself).
+ *
+ * @internal
+ */
+export const outcomeOf = (run, exit) => {
+    if (Exit.isSuccess(exit))
+        return exit.value._tag === "Executed" ? "executed" : "replayed";
+    const error = Cause.findErrorOption(exit.cause);
+    if (Option.isNone(error))
+        return run?.parkedOnInterrupt === true ? "unknown" : undefined;
+    const e = error.value;
+    switch (e._tag) {
+        case "IdempotencyKeyReused":
+            return "mismatch";
+        case "ExecutionInProgress":
+            return "in_progress";
+        case "ToolExecutionFailed":
+        case "ResultTooLarge":
+            return e.replayed ? "replayed" : "failed";
+        case "ExecutionTimeout":
+        case "OutcomeUnknown":
+            return "unknown";
+        case "LeaseLost":
+            return "lease_lost";
+        case "AttemptsExhausted":
+            return "exhausted";
+        case "StoreUnavailable":
+            return "store_unavailable";
+        case "UnkeyableArguments":
+        case "MissingKeyField":
+        case "MissingEventTime":
+            return "unkeyable";
+    }
+};
+/**
+ * Counts an execution by its final exit and records its handler's duration (when a handler ran),
+ * in one step: the one place execution outcomes and handler durations reach the metrics.
+ *
+ * @internal
+ */
+export const tap = (run, exit) => {
+    const outcome = outcomeOf(run, exit);
+    const ms = run?.handlerMs;
+    if (outcome === undefined && ms === undefined)
+        return Effect.void;
+    return Effect.withFiber((fiber) => {
+        if (run !== undefined && ms !== undefined)
+            run.entry.duration.updateUnsafe(Duration.millis(ms), fiber.context);
+        if (outcome !== undefined)
+            ExecutionMetrics.executionsOf(outcome).updateUnsafe(1, fiber.context);
+        return Effect.void;
+    });
+};
+/**
+ * The stored form of the follow-ups the handler declares for a verified result (`undefined`: it
+ * declares none); a declaration that throws is refused like one the store cannot take.
+ */
+const declaredFollowUps = (run, context, value) => {
+    const declare = run.entry.handler.followUps;
+    if (declare === undefined)
+        return undefined;
+    let declared;
+    try {
+        declared = declare(run.call.params, value, context);
+    }
+    catch (error) {
+        const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+        return new FollowUp.InvalidFollowUp({ ordinal: null, reason: `the declaration threw (${excerpt(detail)})` });
+    }
+    return FollowUp.encodeAll(context.downstreamKey, declared);
+};
+/** The settling steps of an executor over `env`. @internal */
+export const make = (env) => {
+    const { config, store } = env;
+    const { maxBytes, retentionMs } = config;
+    /** Repeats a store operation that failed with a retryable `StoreUnavailable` (fenced, so safe). */
+    const retryStore = (effect) => Effect.catchIf(effect, isRetryable, () => Effect.retry(effect, { schedule: config.storeRetry, while: isRetryable }));
+    const recordFailure = (lease, stored) => retryStore(store.fail(lease, { error: StoredError.encode(stored), retentionMs }));
+    /** Parks the lease `unknown` with `stored`; then `error`. */
+    const park = (lease, stored, error) => Effect.andThen(retryStore(store.park(lease, { error: StoredError.encode(stored) })), Effect.fail(error));
+    /** An ambiguous end of this attempt: parked `unknown`, `OutcomeUnknown`. */
+    const parkOwn = (run, lease, context, reason, detail) => park(lease, { _tag: "Ambiguous", reason, detail }, new OutcomeUnknown({
+        keyHash: run.key,
+        toolName: run.entry.name,
+        downstreamKey: context.downstreamKey,
+        reason,
+        attempt: lease.attempt
+    }));
+    /**
+     * The completion was fenced off. If the record was parked `unknown` meanwhile, this worker
+     * holds the real outcome and resolves it. Otherwise someone took over: journal the orphaned
+     * result and fail with `LeaseLost`.
+     */
+    const completedAfterLoss = Effect.fnUntraced(function* (lease, lost, result, externalRef, followUps) {
+        const current = yield* retryStore(store.read(lease));
+        if (Option.isSome(current) && current.value.status === "unknown") {
+            const resolved = yield* Effect.exit(retryStore(store.resolve(current.value, { _tag: "Succeeded", result, externalRef, followUps }, { retentionMs })));
+            if (Exit.isSuccess(resolved))
+                return;
+        }
+        yield* retryStore(store.journal(lease, { attempt: lease.attempt, outcome: "lease_lost", detail: result }));
+        return yield* lost;
+    });
+    /** Records a successful handler result: encoded, size-checked, fenced. */
+    const finish = Effect.fnUntraced(function* (run, lease, context, value, reconciled) {
+        const { entry, key } = run;
+        const encoded = entry.encodeSuccess(value);
+        let text;
+        if (Exit.isSuccess(encoded)) {
+            try {
+                text = JSON.stringify(encoded.value);
+            }
+            catch {
+                text = undefined;
+            }
+        }
+        if (text === undefined || !Exit.isSuccess(encoded)) {
+            // The effect happened; its result cannot be stored. Terminal, never re-executed.
+            yield* recordFailure(lease, { _tag: "ResultInvalid", detail: resultInvalid });
+            return yield* new ToolExecutionFailed({
+                keyHash: key,
+                toolName: entry.name,
+                classification: "applied",
+                retryable: false,
+                replayed: false,
+                failure: null,
+                detail: resultInvalid
+            });
+        }
+        // each UTF-16 unit is at most 3 UTF-8 bytes: count the bytes only near the limit
+        const bytes = text.length * 3 <= maxBytes ? 0 : bytesOf(text);
+        if (bytes > maxBytes) {
+            yield* recordFailure(lease, { _tag: "ResultTooLarge", part: "result", bytes, maxBytes });
+            return yield* new ResultTooLarge({
+                keyHash: key,
+                toolName: entry.name,
+                part: "result",
+                bytes,
+                maxBytes,
+                replayed: false
+            });
+        }
+        // diagnostics only: a throwing externalRef must not strand a result whose effect happened
+        let externalRef = null;
+        try {
+            externalRef = entry.handler.externalRef?.(value) ?? null;
+        }
+        catch {
+            externalRef = null;
+        }
+        const followUps = declaredFollowUps(run, context, value);
+        if (followUps instanceof FollowUp.InvalidFollowUp) {
+            const detail = excerpt(`the follow-ups cannot be written: ${followUps.message}`);
+            yield* recordFailure(lease, { _tag: "ResultInvalid", detail });
+            return yield* new ToolExecutionFailed({
+                keyHash: key,
+                toolName: entry.name,
+                classification: "applied",
+                retryable: false,
+                replayed: false,
+                failure: null,
+                detail
+            });
+        }
+        const result = text;
+        yield* Effect.catchTag(retryStore(store.complete(lease, { result, externalRef, retentionMs, followUps })), "LeaseLost", (lost) => completedAfterLoss(lease, lost, result, externalRef, followUps));
+        return {
+            _tag: "Executed",
+            value,
+            encoded: encoded.value,
+            json: result,
+            key,
+            downstreamKey: context.downstreamKey,
+            attempt: lease.attempt,
+            reconciled
+        };
+    });
+    /** The tool's classification of its own failure; a classifier that throws cannot say, so ambiguous. */
+    const classifyOwn = (run, error) => {
+        try {
+            return run.entry.handler.classify?.(error) ?? "applied";
+        }
+        catch {
+            return "ambiguous";
+        }
+    };
+    /** Settles a handler failure of the tool's own type, `NotApplied` or `Ambiguous`. */
+    const handlerFailed = Effect.fnUntraced(function* (run, lease, context, error) {
+        const { entry, key } = run;
+        const marked = error instanceof NotApplied || error instanceof Ambiguous;
+        const classification = error instanceof NotApplied
+            ? "not_applied"
+            : error instanceof Ambiguous
+                ? "ambiguous"
+                : classifyOwn(run, error);
+        const detail = marked ? excerpt(error.detail) : "the tool reported a failure";
+        if (classification === "ambiguous")
+            return yield* parkOwn(run, lease, context, "ambiguous_failure", detail);
+        const own = marked ? undefined : error;
+        const encoded = own === undefined ? undefined : entry.encodeFailure(own);
+        const failure = encoded !== undefined && Exit.isSuccess(encoded) ? encoded.value : null;
+        if (classification === "applied") {
+            const text = failureText({ _tag: "ToolFailure", failure: failure, detail });
+            const bytes = bytesOf(text);
+            if (bytes > maxBytes) {
+                // the failure is the outcome; it cannot be stored, so it is not answered now either
+                yield* recordFailure(lease, { _tag: "ResultTooLarge", part: "failure", bytes, maxBytes });
+                return yield* new ResultTooLarge({
+                    keyHash: key,
+                    toolName: entry.name,
+                    part: "failure",
+                    bytes,
+                    maxBytes,
+                    replayed: false
+                });
+            }
+            yield* retryStore(store.fail(lease, { error: text, retentionMs }));
+        }
+        else {
+            let text = failureText({ _tag: "NotApplied", failure: failure, detail });
+            const bytes = bytesOf(text);
+            // diagnostics of a released record: keep the detail, drop a failure value over the limit
+            if (bytes > maxBytes) {
+                text = StoredError.encode({ _tag: "NotApplied", failure: null, detail, omittedBytes: bytes });
+            }
+            yield* retryStore(store.release(lease, { error: text }));
+        }
+        return yield* new ToolExecutionFailed({
+            keyHash: key,
+            toolName: entry.name,
+            classification,
+            retryable: classification === "not_applied" && lease.attempt < lease.maxAttempts,
+            replayed: false,
+            failure: own ?? null,
+            detail
+        });
+    });
+    /** Settles a failed handler run (or reconcile probe): its cause decides how. */
+    const failed = Effect.fnUntraced(function* (run, lease, context, cause) {
+        const error = lastFailure(cause);
+        if (error instanceof LeaseLost) {
+            yield* retryStore(store.journal(lease, {
+                attempt: lease.attempt,
+                outcome: "lease_lost",
+                detail: StoredError.encode({ _tag: "Interrupted", reason: "lease_lost" })
+            }));
+            return yield* error;
+        }
+        if (error instanceof HandlerTimedOut) {
+            return yield* park(lease, { _tag: "ExecutionTimeout", timeoutMs: run.entry.timeoutMs }, new ExecutionTimeout({
+                keyHash: run.key,
+                toolName: run.entry.name,
+                timeoutMs: run.entry.timeoutMs,
+                downstreamKey: context.downstreamKey
+            }));
+        }
+        if (error === undefined) {
+            if (Cause.hasInterrupts(cause) && !Cause.hasDies(cause)) {
+                // The caller interrupted a running handler: it may have dispatched. Park, then let the
+                // interruption go on.
+                const parked = yield* Effect.exit(retryStore(store.park(lease, { error: StoredError.encode({ _tag: "Interrupted", reason: "caller" }) })));
+                run.parkedOnInterrupt = Exit.isSuccess(parked);
+                return yield* Effect.failCause(cause);
+            }
+            return yield* parkOwn(run, lease, context, "defect", defectDetail(cause));
+        }
+        return yield* handlerFailed(run, lease, context, error);
+    });
+    return { retryStore, finish, failed, parkOwn };
+};
+//# sourceMappingURL=settle.js.map

@@ -1,0 +1,462 @@
+/**
+ * The SQL implementation of `IdempotencyStore`: one statement per operation (claim, the claims of
+ * a step, read, complete, fail, release, heartbeat, park, park-expired, resolve (audited or not),
+ * reap, purge, journal, list, resolutions), with
+ * the semantics listed in `IdempotencyStore.ts`, in the portable subset that runs on PostgreSQL
+ * ≥ 13 and PGlite (no `RETURNING old.*`, no `ON CONFLICT DO SELECT`). Statements are rendered once
+ * per schema and run with `sql.unsafe`, so the driver's prepared-statement cache serves them;
+ * every value is a bound parameter. Parameters and rows go through synchronous `Schema` codecs
+ * (`sqlCodecs`): the statements alias their columns to the model's field names, so a decoded row
+ * is the model.
+ *
+ * Results, errors and journal details are `text` columns holding the JSON text exactly as
+ * written (migration 2; `jsonb` would reorder members and drop duplicates, so a replay would not
+ * return the bytes the execution produced), each bounded by a CHECK to 256 KiB.
+ *
+ * (Why one long module: each operation of the store's contract with its answer — won or lost
+ * claims, confirmed or fenced-off writes — side by side, as `memoryStore` mirrors them; the SQL
+ * text is in `sqlStatements`, the codecs in `sqlCodecs`.)
+ *
+ * @internal
+ */
+import { Context, Effect, Exit, Option, Predicate, Schema } from "effect";
+import { Migrator, SqlClient } from "effect/sql";
+import { LeaseLost, StoreUnavailable } from "../ExecutionError.js";
+import * as ExecutionMetrics from "../ExecutionMetrics.js";
+import * as GroupCommit from "./groupCommit.js";
+import * as Codecs from "./sqlCodecs.js";
+import { checkSchema, migrations, names, statements } from "./sqlStatements.js";
+import * as Rules from "./storeRules.js";
+const sqlState = (error) => {
+    const cause = error.reason.cause;
+    return Predicate.hasProperty(cause, "code") && typeof cause.code === "string" ? cause.code : null;
+};
+/** A record's identity as one string (scope and key joined by a NUL, which neither contains). */
+const recordId = (ref) => `${ref.scope}\u0000${ref.key}`;
+const unreadableRow = (operation, keyHash) => new StoreUnavailable({ keyHash, operation, reason: "UnreadableRow", code: null, retryable: false });
+/**
+ * Maps a driver failure to `StoreUnavailable`, keeping the reason tag and SQLSTATE, never values;
+ * a row (or request) the codecs refuse is `UnreadableRow`, not retryable. (The step journal's SQL
+ * maps its failures with it too.)
+ *
+ * @internal
+ */
+export const unavailable = (operation, keyHash) => (error) => {
+    if (Schema.isSchemaError(error))
+        return unreadableRow(operation, keyHash);
+    const code = sqlState(error);
+    return new StoreUnavailable({
+        keyHash,
+        operation,
+        reason: error.reason._tag,
+        code,
+        // class 08 = connection exception, 57P = operator intervention (terminated, shutting down)
+        retryable: error.isRetryable || error.reason._tag === "ConnectionError" ||
+            (code !== null && (code.startsWith("08") || code.startsWith("57P") || code === "40001" || code === "40P01"))
+    });
+};
+/** @internal */
+export const migrate = (schema) => Effect.gen(function* () {
+    yield* checkSchema(schema);
+    const sql = yield* SqlClient.SqlClient;
+    // Two processes may race here; the loser of CREATE SCHEMA sees a unique violation.
+    yield* sql.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`).pipe(Effect.catchReason("SqlError", "UniqueViolation", () => Effect.void), Effect.mapError(unavailable("migrate", null)));
+    yield* Migrator.make({})({ loader: migrations(schema), table: names(schema).migrations }).pipe(Effect.mapError((e) => e._tag === "SqlError" ? unavailable("migrate", null)(e) : e));
+});
+/**
+ * A statement with its codecs, run on `sql`: `Request` encodes the parameters (`params` puts them
+ * in placeholder order), `Row` decodes each returned row; failures become `StoreUnavailable` naming
+ * the operation and the record's key hash (null when the statement has none). Shared by the store,
+ * the outbox and the step journal.
+ *
+ * @internal
+ */
+export const queryOn = (sql) => (operation, statement, { Request, Row, params }) => {
+    // synchronous codecs (no Effect per field): the statements' schemas have no effectful transformations
+    const encode = Schema.encodeUnknownExit(Request);
+    const decode = Schema.decodeUnknownExit(Schema.mutable(Schema.Array(Row)));
+    return (request, keyHash = null) => {
+        const encoded = encode(request);
+        if (Exit.isFailure(encoded))
+            return Effect.fail(unreadableRow(operation, keyHash));
+        return sql.unsafe(statement, params(encoded.value)).pipe(Effect.mapError(unavailable(operation, keyHash)), Effect.flatMap((rows) => {
+            const decoded = decode(rows);
+            return Exit.isSuccess(decoded) ? Effect.succeed(decoded.value) : Effect.fail(unreadableRow(operation, keyHash));
+        }));
+    };
+};
+/** @internal */
+export const make = (schema, groupCommit) => Effect.gen(function* () {
+    yield* migrate(schema);
+    const sql = yield* SqlClient.SqlClient;
+    const s = statements(names(schema));
+    const query = queryOn(sql);
+    const claimQuery = query("claim", s.claim, Codecs.claim);
+    const claimManyQuery = query("claim", s.claimMany, Codecs.claimMany);
+    const readManyQuery = query("claim", s.readMany, Codecs.readMany);
+    const readQuery = query("read", s.read, Codecs.read);
+    const peekQuery = query("read", s.peek, Codecs.peek);
+    const completeQuery = query("complete", s.complete, Codecs.complete);
+    const failQuery = query("fail", s.fail, Codecs.fail);
+    const releaseQuery = query("release", s.release, Codecs.release);
+    const heartbeatQuery = query("heartbeat", s.heartbeat, Codecs.heartbeat);
+    const parkQuery = query("park", s.park, Codecs.park);
+    const parkExpiredQuery = query("parkExpired", s.parkExpired, Codecs.parkExpired);
+    const resolveQuery = query("resolve", s.resolve, Codecs.resolve);
+    const resolveAuditedQuery = query("resolve", s.resolveAudited, Codecs.resolveAudited);
+    const completeWithFollowUpsQuery = query("complete", s.completeWithFollowUps, Codecs.completeWithFollowUps);
+    const resolveWithFollowUpsQuery = query("resolve", s.resolveWithFollowUps, Codecs.resolveWithFollowUps);
+    const resolveAuditedWithFollowUpsQuery = query("resolve", s.resolveAuditedWithFollowUps, Codecs.resolveAuditedWithFollowUps);
+    const listQuery = query("list", s.list, Codecs.list);
+    const resolutionsQuery = query("resolutions", s.resolutions, Codecs.resolutions);
+    const reapQuery = query("reap", s.reap, Codecs.reap);
+    const purgeQuery = query("purge", s.purge, Codecs.purge);
+    const journalQuery = query("journal", s.journal, Codecs.journal);
+    const journalOfQuery = query("journalOf", s.journalOf, Codecs.journalOf);
+    const readRow = (ref, now, operation) => readQuery({ scope: ref.scope, key: ref.key, now: now ?? null }, ref.key).pipe(Effect.flatMap((rows) => {
+        if (rows.length === 0)
+            return Effect.succeed(undefined);
+        const record = Codecs.toRecord(rows[0]);
+        return record === undefined ? Effect.fail(unreadableRow(operation, ref.key)) : Effect.succeed(record);
+    }));
+    const lost = (lease, operation) => new LeaseLost({ keyHash: lease.key, fence: lease.fence.toString(), operation });
+    /**
+     * A fenced write that matched no row: did an earlier, identical write of ours commit and
+     * lose its response? Then the record holds `status` under our fence, and the write is done.
+     */
+    const confirm = (lease, operation, status) => peekQuery({ scope: lease.scope, key: lease.key }, lease.key).pipe(Effect.flatMap((rows) => rows.length > 0 && rows[0].status === status && rows[0].fence === lease.fence
+        ? Effect.void
+        : Effect.fail(lost(lease, operation))));
+    /** The answer to a fenced write: done, confirmed, or `LeaseLost`. */
+    const fenced = (lease, operation, confirmStatus) => (rows) => rows.length > 0
+        ? Effect.void
+        : confirmStatus === undefined
+            ? Effect.fail(lost(lease, operation))
+            : confirm(lease, operation, confirmStatus);
+    /** One claim, alone in its statement (`req` is valid). */
+    const claimOne = Effect.fnUntraced(function* (req) {
+        const request = { ...req, arguments: req.arguments ?? null, now: req.now ?? null };
+        // A claim that loses and then finds no row raced a purge; claiming again settles it.
+        for (let round = 0; round < 3; round++) {
+            const rows = yield* claimQuery(request, req.key);
+            if (rows.length > 0) {
+                const row = rows[0];
+                const lease = {
+                    scope: req.scope,
+                    key: req.key,
+                    kind: Rules.kindOf(row.previous, row.attempt),
+                    ...row
+                };
+                return { _tag: "Claimed", lease };
+            }
+            const record = yield* readRow(req, req.now, "claim");
+            if (record !== undefined)
+                return { _tag: "Existing", record };
+        }
+        return yield* new StoreUnavailable({
+            keyHash: req.key,
+            operation: "claim",
+            reason: "ClaimContention",
+            code: null,
+            retryable: true
+        });
+    });
+    /** The claims of `requests` (each valid) in one statement, as `claimMany` answers them. */
+    const claimBatch = Effect.fnUntraced(function* (requests) {
+        const now = requests[0]?.now ?? null;
+        const claims = Array.from({ length: requests.length }, () => undefined);
+        // the requests as the database stores their text (a lone surrogate becomes U+FFFD, as in `claim`)
+        const stored = requests.map(Codecs.asStored);
+        // ON CONFLICT DO UPDATE takes each record once per statement: repeats are claimed after it
+        const index = new Map();
+        const repeats = [];
+        stored.forEach((req, i) => {
+            const id = recordId(req);
+            if (index.has(id))
+                repeats.push(i);
+            else
+                index.set(id, i);
+        });
+        let pending = Array.from(index.values());
+        // A claim that loses and then finds no row raced a purge; claiming again settles it.
+        for (let round = 0; round < 3 && pending.length > 0; round++) {
+            const won = yield* claimManyQuery({ claims: Codecs.claimManyJson(pending.map((i) => stored[i])), now });
+            for (const row of won) {
+                const i = index.get(recordId(row));
+                if (i === undefined)
+                    continue;
+                // the request's own scope and key, as `claim` answers
+                const lease = {
+                    kind: Rules.kindOf(row.previous, row.attempt),
+                    ...row,
+                    scope: requests[i].scope,
+                    key: requests[i].key
+                };
+                claims[i] = { _tag: "Claimed", lease };
+            }
+            pending = pending.filter((i) => claims[i] === undefined);
+            if (pending.length === 0)
+                break;
+            const refs = JSON.stringify(pending.map((i) => ({ scope: stored[i].scope, key: stored[i].key })));
+            for (const row of yield* readManyQuery({ refs, now })) {
+                const record = Codecs.toRecord(row);
+                if (record === undefined)
+                    return yield* unreadableRow("claim", row.key);
+                const i = index.get(recordId(row));
+                if (i !== undefined)
+                    claims[i] = { _tag: "Existing", record };
+            }
+            pending = pending.filter((i) => claims[i] === undefined);
+        }
+        const answers = claims.map((claim, i) => claim === undefined
+            ? Exit.fail(new StoreUnavailable({
+                keyHash: requests[i].key,
+                operation: "claim",
+                reason: "ClaimContention",
+                code: null,
+                retryable: true
+            }))
+            : Exit.succeed(claim));
+        // at the batch's clock, not a repeat's own `now`: a later one could find the lease won above
+        // expired and win the key a second time in one batch
+        for (const i of repeats)
+            answers[i] = yield* Effect.exit(claimOne({ ...requests[i], now: now ?? undefined }));
+        return answers;
+    });
+    /**
+     * Whether a valid claim may share a statement: it reads the database's clock (no `now`), and
+     * nothing in it can fail a statement that a single claim would fail alone — a NUL (text cannot
+     * hold it), arguments that may pass the 256 KiB bound, a lease or retention beyond 10^12 ms
+     * (~31 years; far beyond, the instant leaves `timestamptz`'s range).
+     */
+    const sharesStatement = (req) => req.now === undefined && req.leaseMs <= 1e12 && req.retentionMs <= 1e12 &&
+        (req.arguments == null ||
+            (req.arguments.length <= Rules.maxStoredBytes / 3 && !req.arguments.includes("\u0000"))) &&
+        !req.scope.includes("\u0000") && !req.key.includes("\u0000") && !req.tool.includes("\u0000") &&
+        !req.fingerprint.includes("\u0000") && !req.owner.includes("\u0000");
+    /**
+     * Group commit of claims (`GroupCommit`): a claim that may share its statement (`sharesStatement`)
+     * and runs outside a transaction of this client waits, while `inFlight` claim statements are out,
+     * beside the claims other fibers of this process make, and goes with them as one `claimMany`
+     * statement; alone, it takes its single statement. Each caller gets the answer its single
+     * statement would have given; a statement that fails fails every claim in it, each naming its
+     * own key. A claim inside a transaction runs alone on the transaction's connection.
+     */
+    const claims = groupCommit === false ? undefined : GroupCommit.make({
+        ...groupCommit,
+        one: claimOne,
+        many: (requests) => Effect.map(Effect.exit(claimBatch(requests)), (exit) => Exit.isSuccess(exit)
+            ? exit.value
+            : requests.map((req) => Exit.mapError(exit, (error) => error.keyHash === req.key ? error : new StoreUnavailable({ ...error, keyHash: req.key }))))
+    });
+    const claim = Effect.fnUntraced(function* (req) {
+        const invalid = Rules.checkClaim(req);
+        if (invalid !== undefined)
+            return yield* invalid;
+        if (claims === undefined || !sharesStatement(req))
+            return yield* claimOne(req);
+        return yield* Effect.contextWith((context) => Context.getOrUndefined(context, sql.transactionService) === undefined ? claims.send(req) : claimOne(req));
+    }, Rules.span("IdempotencyStore.claim"));
+    const claimMany = Effect.fnUntraced(function* (requests) {
+        for (const req of requests) {
+            const invalid = Rules.checkClaim(req);
+            if (invalid !== undefined)
+                return yield* invalid;
+        }
+        const answers = yield* claimBatch(requests);
+        const claimed = [];
+        for (const answer of answers) {
+            if (Exit.isFailure(answer))
+                return yield* Effect.failCause(answer.cause);
+            claimed.push(answer.value);
+        }
+        return claimed;
+    }, Rules.span("IdempotencyStore.claimMany"));
+    const read = Effect.fnUntraced(function* (ref, options) {
+        return Option.fromNullishOr(yield* readRow(ref, options?.now, "read"));
+    }, Rules.span("IdempotencyStore.read"));
+    const complete = Effect.fnUntraced(function* (lease, options) {
+        const request = {
+            scope: lease.scope,
+            key: lease.key,
+            fence: lease.fence,
+            result: options.result,
+            externalRef: options.externalRef ?? null,
+            retentionMs: options.retentionMs,
+            now: options.now ?? null
+        };
+        const followUps = options.followUps;
+        const rows = followUps === undefined || followUps.length === 0
+            ? yield* completeQuery(request, lease.key)
+            : yield* completeWithFollowUpsQuery({ ...request, messages: Codecs.messagesJson(followUps) }, lease.key);
+        yield* fenced(lease, "complete", "succeeded")(rows);
+    }, Rules.span("IdempotencyStore.complete"));
+    const fail = Effect.fnUntraced(function* (lease, options) {
+        const rows = yield* failQuery({
+            scope: lease.scope,
+            key: lease.key,
+            fence: lease.fence,
+            error: options.error,
+            retentionMs: options.retentionMs,
+            now: options.now ?? null
+        }, lease.key);
+        yield* fenced(lease, "fail", "failed")(rows);
+    }, Rules.span("IdempotencyStore.fail"));
+    const release = Effect.fnUntraced(function* (lease, options) {
+        const rows = yield* releaseQuery({
+            scope: lease.scope,
+            key: lease.key,
+            fence: lease.fence,
+            error: options.error,
+            now: options.now ?? null
+        }, lease.key);
+        yield* fenced(lease, "release", "released")(rows);
+    }, Rules.span("IdempotencyStore.release"));
+    const heartbeat = Effect.fnUntraced(function* (lease, options) {
+        const invalid = Rules.checkHeartbeat(lease.key, options.leaseMs);
+        if (invalid !== undefined)
+            return yield* invalid;
+        const rows = yield* heartbeatQuery({
+            scope: lease.scope,
+            key: lease.key,
+            fence: lease.fence,
+            leaseMs: options.leaseMs,
+            now: options.now ?? null
+        }, lease.key);
+        if (rows.length === 0)
+            return yield* lost(lease, "heartbeat");
+        return rows[0].leaseExpiresAt;
+    }, Rules.span("IdempotencyStore.heartbeat"));
+    const park = Effect.fnUntraced(function* (lease, options) {
+        const rows = yield* parkQuery({
+            scope: lease.scope,
+            key: lease.key,
+            fence: lease.fence,
+            error: options.error,
+            now: options.now ?? null
+        }, lease.key);
+        if (rows.length === 0)
+            return yield* lost(lease, "park");
+        return rows[0].fence;
+    }, Rules.span("IdempotencyStore.park"));
+    const parkExpired = Effect.fnUntraced(function* (ref, options) {
+        const rows = yield* parkExpiredQuery({
+            scope: ref.scope,
+            key: ref.key,
+            fence: ref.fence,
+            now: options?.now ?? null
+        }, ref.key);
+        if (rows.length === 0)
+            return Option.none();
+        yield* ExecutionMetrics.count("parked");
+        return Option.some(rows[0].fence);
+    }, Rules.span("IdempotencyStore.parkExpired"));
+    const resolve = Effect.fnUntraced(function* (ref, resolution, options) {
+        const request = {
+            scope: ref.scope,
+            key: ref.key,
+            fence: ref.fence,
+            status: resolution._tag === "Succeeded" ? "succeeded" : resolution._tag === "Failed" ? "failed" : "released",
+            result: resolution._tag === "Succeeded" ? resolution.result : null,
+            error: resolution._tag === "Failed" ? resolution.error : null,
+            externalRef: resolution._tag === "Succeeded" ? resolution.externalRef ?? null : null,
+            retentionMs: options.retentionMs,
+            now: options.now ?? null
+        };
+        const followUps = resolution._tag === "Succeeded" ? resolution.followUps ?? [] : [];
+        const messages = followUps.length === 0 ? undefined : Codecs.messagesJson(followUps);
+        const audit = options.audit;
+        const rows = audit === undefined
+            ? messages === undefined
+                ? yield* resolveQuery(request, ref.key)
+                : yield* resolveWithFollowUpsQuery({ ...request, messages }, ref.key)
+            : messages === undefined
+                ? yield* resolveAuditedQuery({ ...request, by: audit.by, reason: audit.reason }, ref.key)
+                : yield* resolveAuditedWithFollowUpsQuery({ ...request, by: audit.by, reason: audit.reason, messages }, ref.key);
+        yield* fenced(ref, "resolve", undefined)(rows);
+    }, Rules.span("IdempotencyStore.resolve"));
+    const reap = Effect.fnUntraced(function* (options) {
+        const rows = yield* reapQuery({
+            graceMs: options?.graceMs ?? 0,
+            includeReexecutable: options?.includeReexecutable ?? false,
+            batchSize: options?.batchSize ?? 100,
+            now: options?.now ?? null
+        }, null);
+        if (rows.length > 0)
+            yield* ExecutionMetrics.count("parked", rows.length);
+        return rows;
+    }, Rules.span("IdempotencyStore.reap"));
+    const purge = Effect.fnUntraced(function* (options) {
+        const batchSize = options?.batchSize ?? 500;
+        let total = 0;
+        for (;;) {
+            const rows = yield* purgeQuery({
+                batchSize,
+                now: options?.now ?? null,
+                olderThanMs: options?.olderThanMs ?? null,
+                scope: options?.scope ?? null
+            }, null);
+            total += rows.length;
+            if (rows.length < batchSize)
+                break;
+        }
+        if (total > 0)
+            yield* ExecutionMetrics.count("purged", total);
+        return total;
+    }, Rules.span("IdempotencyStore.purge"));
+    const journal = Effect.fnUntraced(function* (lease, entry) {
+        yield* journalQuery({
+            scope: lease.scope,
+            key: lease.key,
+            fence: lease.fence,
+            attempt: entry.attempt,
+            outcome: entry.outcome,
+            detail: entry.detail,
+            now: entry.now ?? null
+        }, lease.key);
+    }, Rules.span("IdempotencyStore.journal"));
+    const journalOf = Effect.fnUntraced(function* (ref) {
+        return yield* journalOfQuery({ scope: ref.scope, key: ref.key }, ref.key);
+    }, Rules.span("IdempotencyStore.journalOf"));
+    const list = Effect.fnUntraced(function* (wanted) {
+        const rows = yield* listQuery({
+            scope: wanted.scope ?? null,
+            keyPrefix: wanted.keyPrefix ?? null,
+            status: wanted.status === undefined ? null : wanted.status.join(","),
+            tool: wanted.tool ?? null,
+            limit: Rules.clampLimit(wanted.limit),
+            now: wanted.now ?? null
+        }, null);
+        const records = [];
+        for (const row of rows) {
+            const record = Codecs.toRecord(row);
+            if (record === undefined)
+                return yield* unreadableRow("list", row.key);
+            records.push(record);
+        }
+        return records;
+    }, Rules.span("IdempotencyStore.list"));
+    const resolutions = Effect.fnUntraced(function* (ref) {
+        return yield* resolutionsQuery({ scope: ref.scope, key: ref.key }, ref.key);
+    }, Rules.span("IdempotencyStore.resolutions"));
+    const service = {
+        claim,
+        claimMany,
+        read,
+        complete,
+        fail,
+        release,
+        heartbeat,
+        park,
+        parkExpired,
+        resolve,
+        reap,
+        purge,
+        journal,
+        journalOf,
+        list,
+        resolutions
+    };
+    return service;
+});
+//# sourceMappingURL=sqlStore.js.map
