@@ -354,7 +354,9 @@ const runExecution = async (): Promise<{ readonly markdown: string; readonly fai
     const body = data.map((row) => keys.map((key) => cell((row as Record<string, unknown>)[key])))
     process.stdout.write(`\nExecution benchmark (bench/execution.ts):\n${textTable(keys, body)}\n`)
     const note = [
-      `From \`runExecutionBenchmark()\` in \`bench/execution.ts\`, which took ${seconds(start)}. Calls per second on the`,
+      `From \`runExecutionBenchmark()\` in \`bench/execution.ts\`, which took ${
+        seconds(start)
+      }. Calls per second on the`,
       "PostgreSQL server (same 2 cores), every call a new key: **floor** sends the store's claim and complete statements",
       "through the same client with no executor; **floor, handler's suspension** does the same with one `Effect.yieldNow`",
       "between them (the async handler's own work). **service** is `ToolExecutor.execute` with a handler that returns at",

@@ -138,6 +138,50 @@ describe("GroupCommit", () => {
       assert.strictEqual(yield* sender.send(4), "one 4")
     }))
 
+  it.effect("a one or many that throws is its statement's defect; the slot is freed and the next request goes", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      let ones = 0
+      const sender = GroupCommit.make<number, string, never>({
+        inFlight: 1,
+        maxBatch: 64,
+        one: (n) => {
+          ones++
+          if (n === 0) throw new Error("one threw")
+          return n === 1 ? Effect.as(Deferred.await(gate), "held") : Effect.succeed(`one ${n}`)
+        },
+        many: () => {
+          throw new Error("many threw")
+        }
+      })
+      const thrown = yield* Effect.exit(sender.send(0))
+      assert.isTrue(Exit.isFailure(thrown) && Cause.hasDies(thrown.cause))
+      const held = yield* Effect.forkChild(sender.send(1), { startImmediately: true })
+      const a = yield* Effect.forkChild(sender.send(2), { startImmediately: true })
+      const b = yield* Effect.forkChild(sender.send(3), { startImmediately: true })
+      yield* Deferred.succeed(gate, undefined)
+      assert.strictEqual(yield* Fiber.join(held), "held")
+      for (const exit of [yield* Fiber.await(a), yield* Fiber.await(b)]) {
+        assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause))
+      }
+      assert.strictEqual(yield* sender.send(4), "one 4")
+      assert.strictEqual(ones, 3)
+    }))
+
+  it.effect("a caller interrupted while its own statement runs frees the slot: the next request goes at once", () =>
+    Effect.gen(function*() {
+      const fake = yield* makeFake({ inFlight: 1, maxBatch: 64 })
+      const first = yield* Effect.forkChild(fake.sender.send(1), { startImmediately: true })
+      assert.strictEqual(fake.out(), 1)
+      yield* Fiber.interrupt(first)
+      const next = yield* Effect.forkChild(fake.sender.send(2), { startImmediately: true })
+      // not queued behind the interrupted one: sent at once, alone
+      assert.deepStrictEqual(fake.statements, [[1], [2]])
+      yield* fake.answerNext
+      yield* fake.answerNext
+      assert.strictEqual(yield* Fiber.join(next), "one 2")
+    }))
+
   it.effect.prop(
     "any arrival of requests: each sent once, answered with its own answer, never more than inFlight out",
     {

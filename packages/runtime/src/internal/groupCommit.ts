@@ -46,8 +46,10 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
   let running = 0
   let queue: Array<Waiting<Req, A, E>> = []
 
-  const finish = (batch: ReadonlyArray<Waiting<Req, A, E>>, exits: ReadonlyArray<Exit.Exit<A, E>>) => {
-    for (let i = 0; i < batch.length; i++) batch[i].resume(exits[i])
+  /** A statement ended: its slot is free for what waits. */
+  const release = () => {
+    running--
+    pump()
   }
 
   /** Sends what waits while fewer than `inFlight` statements are out. */
@@ -57,18 +59,25 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
       queue = queue.length <= maxBatch ? [] : queue.slice(maxBatch)
       for (const w of batch) w.sent = true
       running++
-      const run: Effect.Effect<ReadonlyArray<Exit.Exit<A, E>>> = batch.length === 1
-        ? Effect.map(Effect.exit(one(batch[0].request)), (exit) => [exit])
-        : many(batch.map((w) => w.request))
+      // built inside the fiber: a `one` or `many` that throws is that statement's defect, not the pump's
+      const run: Effect.Effect<ReadonlyArray<Exit.Exit<A, E>>> = Effect.suspend(() =>
+        batch.length === 1
+          ? Effect.map(Effect.exit(one(batch[0].request)), (exit) => [exit])
+          : many(batch.map((w) => w.request))
+      )
       Effect.runForkWith(batch[0].context)(
         run.pipe(
           // a defect (or an interruption) of the statement is every caller's
           Effect.onExit((exit) =>
             Effect.sync(() => {
-              running--
-              if (Exit.isSuccess(exit)) finish(batch, exit.value)
-              else finish(batch, batch.map(() => exit as Exit.Exit<never>))
-              pump()
+              for (let i = 0; i < batch.length; i++) {
+                batch[i].resume(
+                  Exit.isFailure(exit)
+                    ? exit as Exit.Exit<never>
+                    : exit.value[i] ?? Exit.die(new Error("GroupCommit: the statement gave no answer for a request"))
+                )
+              }
+              release()
             })
           )
         )
@@ -76,21 +85,19 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
     }
   }
 
-  /** Fewer statements out than `inFlight` and nobody waiting: the caller's own fiber sends it (no hop). */
-  const alone = (request: Req): Effect.Effect<A, E> => {
-    running++
-    return Effect.onExit(
-      one(request),
-      () =>
-        Effect.sync(() => {
-          running--
-          pump()
-        })
-    )
-  }
-
+  /**
+   * Sends `request`: at once from the caller's fiber while fewer than `inFlight` statements are out
+   * and nobody waits (no other fiber, no scheduler hop); else it waits for a slot. The slot is
+   * taken and its release installed without a gap an interruption could fall into.
+   */
   const send = (request: Req): Effect.Effect<A, E> =>
-    Effect.suspend(() => running < inFlight && queue.length === 0 ? alone(request) : waitFor(request))
+    Effect.uninterruptibleMask((restore) =>
+      Effect.suspend(() => {
+        if (running >= inFlight || queue.length > 0) return restore(waitFor(request))
+        running++
+        return Effect.onExit(restore(Effect.suspend(() => one(request))), () => Effect.sync(release))
+      })
+    )
 
   const waitFor = (request: Req): Effect.Effect<A, E> =>
     Effect.contextWith((context: Context.Context<never>) =>
