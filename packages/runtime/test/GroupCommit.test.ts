@@ -7,7 +7,7 @@
  * never more than `inFlight` statements are out at once.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Fiber, Schema } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, References, Schema } from "effect"
 import * as GroupCommit from "../src/internal/groupCommit.js"
 
 /** A fake database: every statement waits for the test to answer it; what was sent, in order. */
@@ -136,6 +136,92 @@ describe("GroupCommit", () => {
         assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause))
       }
       assert.strictEqual(yield* sender.send(4), "one 4")
+    }))
+
+  it.effect("a defect thrown by `one` as it is called is its caller's, and the next request still goes", () =>
+    Effect.gen(function*() {
+      const sender = GroupCommit.make<number, string, never>({
+        inFlight: 1,
+        maxBatch: 64,
+        one: (n) => {
+          if (n === 0) throw new Error("thrown while building the statement")
+          return Effect.succeed(`one ${n}`)
+        },
+        many: (ns) => Effect.succeed(ns.map((n) => Exit.succeed(`many ${n}`)))
+      })
+      const thrown = yield* Effect.exit(sender.send(0))
+      assert.isTrue(Exit.isFailure(thrown) && Cause.hasDies(thrown.cause))
+      const next = yield* Effect.forkChild(sender.send(1), { startImmediately: true })
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      assert.deepStrictEqual(next.pollUnsafe(), Exit.succeed("one 1"))
+    }))
+
+  it.effect("a defect thrown by `many` as it is called is every waiting caller's, and the next request still goes", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const sender = GroupCommit.make<number, string, never>({
+        inFlight: 1,
+        maxBatch: 64,
+        one: (n) => Effect.as(Deferred.await(gate), `one ${n}`),
+        many: () => {
+          throw new Error("thrown while building the statement")
+        }
+      })
+      const first = yield* Effect.forkChild(sender.send(1), { startImmediately: true })
+      const a = yield* Effect.forkChild(sender.send(2), { startImmediately: true })
+      const b = yield* Effect.forkChild(sender.send(3), { startImmediately: true })
+      yield* Deferred.succeed(gate, undefined)
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      assert.deepStrictEqual(first.pollUnsafe(), Exit.succeed("one 1"))
+      for (const fiber of [a, b]) {
+        const exit = fiber.pollUnsafe()
+        assert.isTrue(exit !== undefined && Exit.isFailure(exit) && Cause.hasDies(exit.cause))
+      }
+      const next = yield* Effect.forkChild(sender.send(4), { startImmediately: true })
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      assert.deepStrictEqual(next.pollUnsafe(), Exit.succeed("one 4"))
+    }))
+
+  it.effect("`many` answering fewer requests than it was given: each caller gets a defect, not a hang or another's answer", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const sender = GroupCommit.make<number, string, never>({
+        inFlight: 1,
+        maxBatch: 64,
+        one: (n) => Effect.as(Deferred.await(gate), `one ${n}`),
+        many: (ns) => Effect.succeed(ns.slice(1).map((n) => Exit.succeed(`many ${n}`)))
+      })
+      yield* Effect.forkChild(sender.send(1), { startImmediately: true })
+      const a = yield* Effect.forkChild(sender.send(2), { startImmediately: true })
+      const b = yield* Effect.forkChild(sender.send(3), { startImmediately: true })
+      yield* Deferred.succeed(gate, undefined)
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      const exits = [a.pollUnsafe(), b.pollUnsafe()]
+      assert.isTrue(exits.every((exit) => exit !== undefined && Exit.isFailure(exit) && Cause.hasDies(exit.cause)))
+    }))
+
+  it.effect("a caller interrupted as it yields on its way to sending alone leaks no slot", () =>
+    Effect.gen(function*() {
+      const sender = GroupCommit.make<number, string, never>({
+        inFlight: 1,
+        maxBatch: 64,
+        one: (n) => Effect.succeed(`one ${n}`),
+        many: (ns) => Effect.succeed(ns.map((n) => Exit.succeed(`many ${n}`)))
+      })
+      // the scheduler makes the fiber yield after every operation, so it is interrupted between any two
+      for (let budget = 2; budget <= 8; budget++) {
+        for (let ops = 0; ops < 12; ops++) {
+          let call = sender.send(0)
+          for (let i = 0; i < ops; i++) call = Effect.andThen(Effect.void, call)
+          const caller = yield* Effect.forkChild(Effect.provideService(call, References.MaxOpsBeforeYield, budget), {
+            startImmediately: true
+          })
+          yield* Fiber.interrupt(caller)
+        }
+      }
+      const next = yield* Effect.forkChild(sender.send(1), { startImmediately: true })
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      assert.deepStrictEqual(next.pollUnsafe(), Exit.succeed("one 1"))
     }))
 
   it.effect.prop(
