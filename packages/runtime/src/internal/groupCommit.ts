@@ -47,7 +47,12 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
   let queue: Array<Waiting<Req, A, E>> = []
 
   const finish = (batch: ReadonlyArray<Waiting<Req, A, E>>, exits: ReadonlyArray<Exit.Exit<A, E>>) => {
-    for (let i = 0; i < batch.length; i++) batch[i].resume(exits[i])
+    // answers that do not pair with the requests (a bug of `many`) are every caller's defect, not a hang
+    const paired = exits.length === batch.length
+    const mismatch = paired
+      ? undefined
+      : Exit.die(new Error(`group commit: ${exits.length} answers for ${batch.length} requests`))
+    for (let i = 0; i < batch.length; i++) batch[i].resume(mismatch ?? exits[i])
   }
 
   /** Sends what waits while fewer than `inFlight` statements are out. */
@@ -57,9 +62,11 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
       queue = queue.length <= maxBatch ? [] : queue.slice(maxBatch)
       for (const w of batch) w.sent = true
       running++
+      // suspended: a defect thrown while `one` or `many` builds its statement is the statement's
+      // defect (answered below, the slot given back), not a throw out of `pump` that strands the batch
       const run: Effect.Effect<ReadonlyArray<Exit.Exit<A, E>>> = batch.length === 1
-        ? Effect.map(Effect.exit(one(batch[0].request)), (exit) => [exit])
-        : many(batch.map((w) => w.request))
+        ? Effect.map(Effect.exit(Effect.suspend(() => one(batch[0].request))), (exit) => [exit])
+        : Effect.suspend(() => many(batch.map((w) => w.request)))
       Effect.runForkWith(batch[0].context)(
         run.pipe(
           // a defect (or an interruption) of the statement is every caller's
@@ -76,11 +83,15 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
     }
   }
 
-  /** Fewer statements out than `inFlight` and nobody waiting: the caller's own fiber sends it (no hop). */
-  const alone = (request: Req): Effect.Effect<A, E> => {
+  /**
+   * Fewer statements out than `inFlight` and nobody waiting: the caller's own fiber sends it (no hop).
+   * The slot is taken and its release registered without a point of interruption between them (the
+   * caller may be interrupted at any yield), and `one` is built inside, so a throw gives it back too.
+   */
+  const alone = (request: Req, restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>) => {
     running++
     return Effect.onExit(
-      one(request),
+      restore(Effect.suspend(() => one(request))),
       () =>
         Effect.sync(() => {
           running--
@@ -90,7 +101,11 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
   }
 
   const send = (request: Req): Effect.Effect<A, E> =>
-    Effect.suspend(() => running < inFlight && queue.length === 0 ? alone(request) : waitFor(request))
+    Effect.uninterruptibleMask((restore) =>
+      Effect.suspend(() =>
+        running < inFlight && queue.length === 0 ? alone(request, restore) : restore(waitFor(request))
+      )
+    )
 
   const waitFor = (request: Req): Effect.Effect<A, E> =>
     Effect.contextWith((context: Context.Context<never>) =>
