@@ -173,6 +173,89 @@ export const groupCommitConformance = (
         }
       }))
 
+    /**
+     * `requests` made at once behind a lone claim (one statement out at a time), so they wait and
+     * go together: their exits, in order.
+     */
+    const together = (store: Store.IdempotencyStore["Service"], requests: ReadonlyArray<Store.ClaimRequest>) =>
+      Effect.map(
+        Effect.forEach([clockless(fresh("lead")), ...requests], (req) => Effect.exit(store.claim(req)), {
+          concurrency: "unbounded"
+        }),
+        (exits) => exits.slice(1)
+      )
+
+    const errorOf = <E>(exit: Exit.Exit<Store.Claim, E>): E | undefined =>
+      Exit.isFailure(exit) ? Option.getOrUndefined(Cause.findErrorOption(exit.cause)) : undefined
+
+    it.effect("a key too long for the primary key's index fails its own claim only: the claims beside it are won", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const refs = Array.from({ length: 4 }, () => fresh("long"))
+        // incompressible, far beyond the 2704 bytes a btree entry holds
+        const long = {
+          scope: fresh("long").scope,
+          key: Array.from({ length: 12_000 }, () => Math.random().toString(36).slice(2, 3)).join("")
+        }
+        const alone = yield* Effect.exit(store.claim(clockless(long)))
+        assert.strictEqual(errorOf(alone)?._tag, "StoreUnavailable", "alone, the long key is refused")
+        const exits = yield* together(store, [...refs.map((ref) => clockless(ref)), clockless(long)])
+        exits.slice(0, refs.length).forEach((exit, i) =>
+          assert.isTrue(
+            Exit.isSuccess(exit) && exit.value._tag === "Claimed",
+            `${refs[i].key}: ${String(errorOf(exit))}`
+          )
+        )
+        const error = errorOf(exits[refs.length])
+        assert.strictEqual(error?._tag === "StoreUnavailable" ? error.keyHash : null, long.key)
+      }))
+
+    it.effect("a record that cannot be read fails only its own claim: claims won beside it keep their leases", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const sql = yield* SqlClient.SqlClient
+        const broken = fresh("unreadable")
+        yield* seeded(store, broken, "succeeded")
+        yield* sql.unsafe(`UPDATE "${schema}".idem_record SET result = '{' WHERE scope = $1 AND idem_key = $2`, [
+          broken.scope,
+          broken.key
+        ])
+        const alone = yield* Effect.exit(store.claim(clockless(broken)))
+        assert.strictEqual(errorOf(alone)?._tag, "StoreUnavailable", "alone, the unreadable record is refused")
+        const refs = Array.from({ length: 4 }, () => fresh("unreadable"))
+        const exits = yield* together(store, [clockless(broken), ...refs.map((ref) => clockless(ref))])
+        const error = errorOf(exits[0])
+        assert.deepStrictEqual(
+          error?._tag === "StoreUnavailable" ? [error.reason, error.keyHash] : error,
+          ["UnreadableRow", broken.key]
+        )
+        exits.slice(1).forEach((exit, i) =>
+          assert.isTrue(
+            Exit.isSuccess(exit) && exit.value._tag === "Claimed",
+            `${refs[i].key}: ${String(errorOf(exit))}`
+          )
+        )
+      }))
+
+    it.effect("a recovery the table refuses (an untyped caller's) fails its own claim only", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const refs = Array.from({ length: 4 }, () => fresh("recovery"))
+        const odd = fresh("recovery")
+        const exits = yield* together(store, [
+          clockless(odd, { recovery: "sometimes" as unknown as Store.Recovery }),
+          ...refs.map((ref) => clockless(ref))
+        ])
+        const error = errorOf(exits[0])
+        assert.strictEqual(error?._tag === "StoreUnavailable" ? error.keyHash : null, odd.key)
+        exits.slice(1).forEach((exit, i) =>
+          assert.isTrue(
+            Exit.isSuccess(exit) && exit.value._tag === "Claimed",
+            `${refs[i].key}: ${String(errorOf(exit))}`
+          )
+        )
+      }))
+
     if (!options.server) return
 
     /** Holds an exclusive lock on the record table from another connection until `release` completes. */
