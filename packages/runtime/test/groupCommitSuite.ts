@@ -256,6 +256,21 @@ export const groupCommitConformance = (
         )
       }))
 
+    it.effect("a field of the wrong type (an untyped caller's) is a typed refusal of its own claim, as alone, not a defect", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        for (const over of [{ tool: 42 }, { scope: null }, { owner: {} }, { fingerprint: 7 }]) {
+          const odd = fresh("untyped")
+          const exits = yield* together(store, [
+            clockless(odd, over as unknown as Partial<Store.ClaimRequest>),
+            clockless(fresh("untyped"))
+          ])
+          const error = errorOf(exits[0])
+          assert.strictEqual(error?._tag, "StoreUnavailable", `${JSON.stringify(over)}: ${String(exits[0])}`)
+          assert.isTrue(Exit.isSuccess(exits[1]) && exits[1].value._tag === "Claimed")
+        }
+      }))
+
     if (!options.server) return
 
     /** Holds an exclusive lock on the record table from another connection until `release` completes. */
