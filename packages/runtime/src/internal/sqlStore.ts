@@ -19,7 +19,7 @@
  *
  * @internal
  */
-import { Context, Effect, Exit, Option, Predicate, Schema } from "effect"
+import { Context, Effect, Exit, Option, Predicate, Result, Schema } from "effect"
 import { Migrator, SqlClient, type SqlError } from "effect/sql"
 import { type FencedOperation, LeaseLost, type StoreOperation, StoreUnavailable } from "../ExecutionError.js"
 import * as ExecutionMetrics from "../ExecutionMetrics.js"
@@ -220,12 +220,28 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       })
     })
 
-    /** The claims of `requests` (each valid) in one statement, as `claimMany` answers them. */
+    /**
+     * The claims of `requests` (each valid) in one statement, as `claimMany` answers them. Once the
+     * first statement has answered, a failure after it (reading the claims lost, an unreadable
+     * record, claiming again after a purge) is the answer of the claims it concerns only: a claim
+     * won in that statement is committed, and its caller gets its lease.
+     */
     const claimBatch = Effect.fnUntraced(function*(
       requests: ReadonlyArray<IdempotencyStore.ClaimRequest>
     ) {
       const now = requests[0]?.now ?? null
       const claims: Array<IdempotencyStore.Claim | undefined> = Array.from({ length: requests.length }, () => undefined)
+      const failures: Array<StoreUnavailable | undefined> = Array.from({ length: requests.length }, () => undefined)
+      /** A failure of a statement for the claims still pending, each naming its own key. */
+      const failPending = (error: StoreUnavailable) => {
+        for (const i of pending) {
+          failures[i] = error.keyHash === requests[i].key ? error : new StoreUnavailable({
+            ...error,
+            keyHash: requests[i].key
+          })
+        }
+        pending = []
+      }
       // the requests as the database stores their text (a lone surrogate becomes U+FFFD, as in `claim`)
       const stored = requests.map(Codecs.asStored)
       // ON CONFLICT DO UPDATE takes each record once per statement: repeats are claimed after it
@@ -239,8 +255,14 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       let pending = Array.from(index.values())
       // A claim that loses and then finds no row raced a purge; claiming again settles it.
       for (let round = 0; round < 3 && pending.length > 0; round++) {
-        const won = yield* claimManyQuery({ claims: Codecs.claimManyJson(pending.map((i) => stored[i])), now })
-        for (const row of won) {
+        const claimed = claimManyQuery({ claims: Codecs.claimManyJson(pending.map((i) => stored[i])), now })
+        // the first statement failing fails the batch (nothing was won); a later one, the claims it held
+        const won = round === 0 ? Result.succeed(yield* claimed) : yield* Effect.result(claimed)
+        if (Result.isFailure(won)) {
+          failPending(won.failure)
+          break
+        }
+        for (const row of won.success) {
           const i = index.get(recordId(row))
           if (i === undefined) continue
           // the request's own scope and key, as `claim` answers
@@ -255,18 +277,25 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
         pending = pending.filter((i) => claims[i] === undefined)
         if (pending.length === 0) break
         const refs = JSON.stringify(pending.map((i) => ({ scope: stored[i].scope, key: stored[i].key })))
-        for (const row of yield* readManyQuery({ refs, now })) {
-          const record = Codecs.toRecord(row)
-          if (record === undefined) return yield* unreadableRow("claim", row.key)
-          const i = index.get(recordId(row))
-          if (i !== undefined) claims[i] = { _tag: "Existing", record }
+        const read = yield* Effect.result(readManyQuery({ refs, now }))
+        if (Result.isFailure(read)) {
+          failPending(read.failure)
+          break
         }
-        pending = pending.filter((i) => claims[i] === undefined)
+        for (const row of read.success) {
+          const i = index.get(recordId(row))
+          if (i === undefined) continue
+          const record = Codecs.toRecord(row)
+          if (record === undefined) failures[i] = unreadableRow("claim", requests[i].key)
+          else claims[i] = { _tag: "Existing", record }
+        }
+        pending = pending.filter((i) => claims[i] === undefined && failures[i] === undefined)
       }
       const answers: Array<Exit.Exit<IdempotencyStore.Claim, StoreUnavailable>> = claims.map((claim, i) =>
-        claim === undefined
-          ? Exit.fail(
-            new StoreUnavailable({
+        claim !== undefined
+          ? Exit.succeed(claim)
+          : Exit.fail(
+            failures[i] ?? new StoreUnavailable({
               keyHash: requests[i].key,
               operation: "claim",
               reason: "ClaimContention",
@@ -274,7 +303,6 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
               retryable: true
             })
           )
-          : Exit.succeed(claim)
       )
       // at the batch's clock, not a repeat's own `now`: a later one could find the lease won above
       // expired and win the key a second time in one batch
