@@ -36,6 +36,15 @@ const sqlState = (error: SqlError.SqlError): string | null => {
   return Predicate.hasProperty(cause, "code") && typeof cause.code === "string" ? cause.code : null
 }
 
+/** Whether a claim's text field may go in a shared statement: a string of at most `max` units, no NUL. */
+const sharedText = (value: unknown, max: number): value is string =>
+  typeof value === "string" && value.length <= max && !value.includes("\u0000")
+
+/** The UTF-16 units of scope and key together that a shared claim may have (≤ 2400 UTF-8 bytes). */
+const maxSharedIdentity = 800
+
+const isRecovery = Schema.is(Rules.Recovery)
+
 /** A record's identity as one string (scope and key joined by a NUL, which neither contains). */
 const recordId = (ref: IdempotencyStore.RecordRef): string => `${ref.scope}\u0000${ref.key}`
 
@@ -312,16 +321,20 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
 
     /**
      * Whether a valid claim may share a statement: it reads the database's clock (no `now`), and
-     * nothing in it can fail a statement that a single claim would fail alone — a NUL (text cannot
-     * hold it), arguments that may pass the 256 KiB bound, a lease or retention beyond 10^12 ms
-     * (~31 years; far beyond, the instant leaves `timestamptz`'s range).
+     * nothing in it can fail a statement that a single claim would fail alone — a field of another
+     * type or a recovery the table refuses (an untyped caller's; alone, the codec refuses it), a NUL
+     * (text cannot hold it), a scope and key the primary key's btree may not hold (an entry is at
+     * most 2704 bytes; 800 UTF-16 units are at most 2400 UTF-8 bytes), a tool, fingerprint, owner
+     * or arguments that may pass the 256 KiB bound (or swell the batch's JSON), a lease or retention
+     * beyond 10^12 ms (~31 years; far beyond, the instant leaves `timestamptz`'s range).
      */
     const sharesStatement = (req: IdempotencyStore.ClaimRequest): boolean =>
-      req.now === undefined && req.leaseMs <= 1e12 && req.retentionMs <= 1e12 &&
-      (req.arguments == null ||
-        (req.arguments.length <= Rules.maxStoredBytes / 3 && !req.arguments.includes("\u0000"))) &&
-      !req.scope.includes("\u0000") && !req.key.includes("\u0000") && !req.tool.includes("\u0000") &&
-      !req.fingerprint.includes("\u0000") && !req.owner.includes("\u0000")
+      req.now === undefined && req.leaseMs <= 1e12 && req.retentionMs <= 1e12 && isRecovery(req.recovery) &&
+      (req.arguments == null || sharedText(req.arguments, Rules.maxStoredBytes / 3)) &&
+      sharedText(req.scope, maxSharedIdentity) && sharedText(req.key, maxSharedIdentity) &&
+      req.scope.length + req.key.length <= maxSharedIdentity &&
+      sharedText(req.tool, Rules.maxStoredBytes / 3) && sharedText(req.fingerprint, Rules.maxStoredBytes / 3) &&
+      sharedText(req.owner, Rules.maxStoredBytes / 3)
 
     /**
      * Group commit of claims (`GroupCommit`): a claim that may share its statement (`sharesStatement`)
