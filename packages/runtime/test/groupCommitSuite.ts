@@ -177,7 +177,7 @@ export const groupCommitConformance = (
      * `requests` made at once behind a lone claim (one statement out at a time), so they wait and
      * go together: their exits, in order.
      */
-    const together = (store: Store.IdempotencyStore["Service"], requests: ReadonlyArray<Store.ClaimRequest>) =>
+    const batched = (store: Store.IdempotencyStore["Service"], requests: ReadonlyArray<Store.ClaimRequest>) =>
       Effect.map(
         Effect.forEach([clockless(fresh("lead")), ...requests], (req) => Effect.exit(store.claim(req)), {
           concurrency: "unbounded"
@@ -199,7 +199,7 @@ export const groupCommitConformance = (
         }
         const alone = yield* Effect.exit(store.claim(clockless(long)))
         assert.strictEqual(errorOf(alone)?._tag, "StoreUnavailable", "alone, the long key is refused")
-        const exits = yield* together(store, [...refs.map((ref) => clockless(ref)), clockless(long)])
+        const exits = yield* batched(store, [...refs.map((ref) => clockless(ref)), clockless(long)])
         exits.slice(0, refs.length).forEach((exit, i) =>
           assert.isTrue(
             Exit.isSuccess(exit) && exit.value._tag === "Claimed",
@@ -223,7 +223,7 @@ export const groupCommitConformance = (
         const alone = yield* Effect.exit(store.claim(clockless(broken)))
         assert.strictEqual(errorOf(alone)?._tag, "StoreUnavailable", "alone, the unreadable record is refused")
         const refs = Array.from({ length: 4 }, () => fresh("unreadable"))
-        const exits = yield* together(store, [clockless(broken), ...refs.map((ref) => clockless(ref))])
+        const exits = yield* batched(store, [clockless(broken), ...refs.map((ref) => clockless(ref))])
         const error = errorOf(exits[0])
         assert.deepStrictEqual(
           error?._tag === "StoreUnavailable" ? [error.reason, error.keyHash] : error,
@@ -242,7 +242,7 @@ export const groupCommitConformance = (
         const store = yield* IdempotencyStore
         const refs = Array.from({ length: 4 }, () => fresh("recovery"))
         const odd = fresh("recovery")
-        const exits = yield* together(store, [
+        const exits = yield* batched(store, [
           clockless(odd, { recovery: "sometimes" as unknown as Store.Recovery }),
           ...refs.map((ref) => clockless(ref))
         ])
@@ -261,7 +261,7 @@ export const groupCommitConformance = (
         const store = yield* IdempotencyStore
         for (const over of [{ tool: 42 }, { scope: null }, { owner: {} }, { fingerprint: 7 }]) {
           const odd = fresh("untyped")
-          const exits = yield* together(store, [
+          const exits = yield* batched(store, [
             clockless(odd, over as unknown as Partial<Store.ClaimRequest>),
             clockless(fresh("untyped"))
           ])
