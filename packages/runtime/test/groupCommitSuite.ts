@@ -92,6 +92,20 @@ export const groupCommitConformance = (
         assert.strictEqual(yield* writers(schema, scope), 8)
       }))
 
+    it.effect("group commit options that could never send (inFlight or maxBatch not an integer ≥ 1) refuse to build", () =>
+      Effect.gen(function*() {
+        for (
+          const groupCommit of [{ inFlight: 0 }, { inFlight: -1 }, { inFlight: 1.5 }, { inFlight: Number.NaN }, {
+            maxBatch: 0
+          }, { maxBatch: 0.5 }]
+        ) {
+          const built = yield* Effect.exit(
+            Effect.provide(Effect.asVoid(Effect.service(IdempotencyStore)), Store.layerSql({ schema, groupCommit }))
+          )
+          assert.isTrue(Exit.isFailure(built) && Cause.hasDies(built.cause), JSON.stringify(groupCommit))
+        }
+      }))
+
     it.effect.prop(
       "any claims made at once (repeats, held and settled records among them) answer key by key as one after another",
       {
