@@ -515,7 +515,8 @@ export const layerMemory: Layer.Layer<IdempotencyStore> = Layer.effect(Idempoten
  * {@link defaultGroupCommit}; `false`: every claim alone). While `inFlight` claim statements are on
  * their way to the database, a claim (of `claim`, reading the database's clock, outside a
  * transaction of the `SqlClient`) waits beside the claims other fibers make, and they go together
- * as one `claimMany` statement of at most `maxBatch` claims when one of those answers. Nothing waits
+ * as one `claimMany` statement of at most `maxBatch` claims when one of those answers (both integers
+ * ≥ 1; otherwise building the layer dies). Nothing waits
  * while fewer are out, so a lone call pays no delay; a busy worker sends fewer statements, commits
  * and WAL flushes per call (`bench/RESULTS.md`, execution). Each claim gets the answer its own
  * statement would have given (a repeat of one key in a statement is decided after the first); a

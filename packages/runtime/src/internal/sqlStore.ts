@@ -124,12 +124,22 @@ export const queryOn = (sql: SqlClient.SqlClient) =>
   }
 }
 
+const isCount = (n: number): boolean => Number.isInteger(n) && n >= 1
+
 /** How the store group-commits claims (`false`: every claim alone in its statement). @internal */
 export type GroupCommitOptions = { readonly inFlight: number; readonly maxBatch: number } | false
 
 /** @internal */
 export const make = (schema: string, groupCommit: GroupCommitOptions) =>
   Effect.gen(function*() {
+    // inFlight < 1 never sends what waits (every claim would hang), maxBatch < 1 sends empty batches
+    if (groupCommit !== false && !(isCount(groupCommit.inFlight) && isCount(groupCommit.maxBatch))) {
+      return yield* Effect.die(
+        new Error(
+          `invalid groupCommit ${JSON.stringify(groupCommit)}: inFlight and maxBatch are integers ≥ 1`
+        )
+      )
+    }
     yield* migrate(schema)
     const sql = yield* SqlClient.SqlClient
     const s = statements(names(schema))
