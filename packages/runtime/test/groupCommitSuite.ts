@@ -323,6 +323,32 @@ export const groupCommitConformance = (
         return yield* Effect.die(`no ${n} statement(s) blocked like ${like}`)
       })
 
+    it.effect("a claim of a free key does not wait behind claim statements blocked on another key's row lock", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const sql = yield* SqlClient.SqlClient
+        const held = fresh("hol")
+        yield* seeded(store, held, "live")
+        const locking = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        // another connection holds the record's row lock (as a transaction that claimed it and works on)
+        const holder = yield* Effect.forkChild(sql.withTransaction(
+          sql.unsafe(`SELECT 1 FROM "${schema}".idem_record WHERE scope = $1 AND idem_key = $2 FOR UPDATE`, [
+            held.scope,
+            held.key
+          ]).pipe(Effect.andThen(Deferred.succeed(locking, undefined)), Effect.andThen(Deferred.await(release)))
+        ))
+        yield* Deferred.await(locking)
+        // the store's one claim statement in flight now waits for that lock
+        const stuck = yield* Effect.forkChild(Effect.exit(store.claim(clockless(held))))
+        yield* blocked(sql, 1, `%INSERT INTO "${schema}"."idem_record"%`)
+        const free = yield* Effect.exit(Effect.timeout(store.claim(clockless(fresh("hol"))), "5 seconds"))
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(holder)
+        yield* Fiber.join(stuck)
+        assert.isTrue(Exit.isSuccess(free) && free.value._tag === "Claimed", String(free))
+      }))
+
     it.effect("a caller interrupted while its claim waits is never written; the one in flight is", () =>
       Effect.gen(function*() {
         const store = yield* IdempotencyStore
