@@ -8,6 +8,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, Fiber, References, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import * as GroupCommit from "../src/internal/groupCommit.js"
 
 /** A fake database: every statement waits for the test to answer it; what was sent, in order. */
@@ -222,6 +223,70 @@ describe("GroupCommit", () => {
       const next = yield* Effect.forkChild(sender.send(1), { startImmediately: true })
       for (let i = 0; i < 5; i++) yield* Effect.yieldNow
       assert.deepStrictEqual(next.pollUnsafe(), Exit.succeed("one 1"))
+    }))
+
+  it.effect("a request not sent within maxWaitMs goes alone; one sent before is never sent twice", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const sent: Array<ReadonlyArray<number>> = []
+      const sender = GroupCommit.make<number, string, never>({
+        inFlight: 1,
+        maxBatch: 64,
+        maxWaitMs: 100,
+        one: (n) => Effect.as(n === 1 ? Deferred.await(gate) : Effect.sync(() => sent.push([n])), `one ${n}`),
+        many: (ns) => Effect.sync(() => (sent.push(ns), ns.map((n) => Exit.succeed(`many ${n}`))))
+      })
+      const stuck = yield* Effect.forkChild(sender.send(1), { startImmediately: true })
+      const waiting = yield* Effect.forkChild(sender.send(2), { startImmediately: true })
+      yield* TestClock.adjust("99 millis")
+      assert.deepStrictEqual(sent, [])
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual(yield* Fiber.join(waiting), "one 2")
+      // the stuck statement answers: nothing is left to send, and 2 is not sent again
+      yield* Deferred.succeed(gate, undefined)
+      assert.strictEqual(yield* Fiber.join(stuck), "one 1")
+      const a = yield* Effect.forkChild(sender.send(3), { startImmediately: true })
+      assert.strictEqual(yield* Fiber.join(a), "one 3")
+      yield* TestClock.adjust("1 second")
+      assert.deepStrictEqual(sent, [[2], [3]])
+    }))
+
+  it.effect("requests sent together before maxWaitMs are answered once, by their statement", () =>
+    Effect.gen(function*() {
+      const fake = yield* Effect.sync(() => {
+        const statements: Array<ReadonlyArray<number>> = []
+        const gates: Array<Deferred.Deferred<void>> = []
+        const statement = (ns: ReadonlyArray<number>) =>
+          Effect.gen(function*() {
+            statements.push(ns)
+            const gate = yield* Deferred.make<void>()
+            gates.push(gate)
+            yield* Deferred.await(gate)
+          })
+        const sender = GroupCommit.make<number, string, never>({
+          inFlight: 1,
+          maxBatch: 64,
+          maxWaitMs: 100,
+          one: (n) => Effect.as(statement([n]), `one ${n}`),
+          many: (ns) => Effect.as(statement(ns), ns.map((n) => Exit.succeed(`many ${n}`)))
+        })
+        return { sender, statements, gates }
+      })
+      const first = yield* Effect.forkChild(fake.sender.send(1), { startImmediately: true })
+      const rest = [
+        yield* Effect.forkChild(fake.sender.send(2), { startImmediately: true }),
+        yield* Effect.forkChild(fake.sender.send(3), { startImmediately: true })
+      ]
+      yield* TestClock.adjust("50 millis")
+      yield* Deferred.succeed(fake.gates[0], undefined)
+      yield* Effect.yieldNow
+      assert.deepStrictEqual(fake.statements, [[1], [2, 3]])
+      // their statement is slow: past maxWaitMs they stay with it
+      yield* TestClock.adjust("1 second")
+      assert.deepStrictEqual(fake.statements, [[1], [2, 3]])
+      yield* Deferred.succeed(fake.gates[1], undefined)
+      assert.strictEqual(yield* Fiber.join(first), "one 1")
+      assert.deepStrictEqual(yield* Effect.forEach(rest, Fiber.join), ["many 2", "many 3"])
     }))
 
   it.effect.prop(

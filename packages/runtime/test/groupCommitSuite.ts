@@ -40,7 +40,8 @@ const writers = (schema: string, scope: string) =>
   })
 
 /**
- * Registers the suite for one SQL layer whose store group-commits with `inFlight: 1` (its tables
+ * Registers the suite for one SQL layer whose store group-commits with `inFlight: 1` and no bound on
+ * a claim's wait (`maxWaitMs: Infinity`, so what waits goes together whatever the timing; its tables
  * in `schema`); `server` adds the tests that hold a table lock from another connection.
  */
 export const groupCommitConformance = (
@@ -92,12 +93,21 @@ export const groupCommitConformance = (
         assert.strictEqual(yield* writers(schema, scope), 8)
       }))
 
-    it.effect("group commit options that could never send (inFlight or maxBatch not an integer ≥ 1) refuse to build", () =>
+    it.effect("group commit options that could never send (inFlight or maxBatch not an integer ≥ 1, maxWaitMs not ≥ 0) refuse to build", () =>
       Effect.gen(function*() {
         for (
-          const groupCommit of [{ inFlight: 0 }, { inFlight: -1 }, { inFlight: 1.5 }, { inFlight: Number.NaN }, {
-            maxBatch: 0
-          }, { maxBatch: 0.5 }]
+          const groupCommit of [
+            { inFlight: 0 },
+            { inFlight: -1 },
+            { inFlight: 1.5 },
+            { inFlight: Number.NaN },
+            {
+              maxBatch: 0
+            },
+            { maxBatch: 0.5 },
+            { maxWaitMs: -1 },
+            { maxWaitMs: Number.NaN }
+          ]
         ) {
           const built = yield* Effect.exit(
             Effect.provide(Effect.asVoid(Effect.service(IdempotencyStore)), Store.layerSql({ schema, groupCommit }))
@@ -325,7 +335,11 @@ export const groupCommitConformance = (
 
     it.effect("a claim of a free key does not wait behind claim statements blocked on another key's row lock", () =>
       Effect.gen(function*() {
-        const store = yield* IdempotencyStore
+        // the default bound on a claim's wait (the suite's store waits without one, for its timings)
+        const store = yield* Effect.provide(
+          Effect.service(IdempotencyStore),
+          Store.layerSql({ schema, groupCommit: { inFlight: 1 } })
+        )
         const sql = yield* SqlClient.SqlClient
         const held = fresh("hol")
         yield* seeded(store, held, "live")

@@ -19,7 +19,7 @@ import { type Context, Effect, Exit } from "effect"
 interface Waiting<Req, A, E> {
   readonly request: Req
   readonly context: Context.Context<never>
-  readonly resume: (exit: Exit.Exit<A, E>) => void
+  resume: (exit: Exit.Exit<A, E>) => void
   sent: boolean
 }
 
@@ -29,6 +29,12 @@ export interface Options<Req, A, E> {
   readonly inFlight: number
   /** Requests in one statement at most. */
   readonly maxBatch: number
+  /**
+   * How long a request waits at most (ms, on effect's `Clock`): one not sent by then goes alone,
+   * outside the `inFlight` bound, so statements that never answer (blocked on a lock that another
+   * transaction holds) do not hold back the requests behind them. `undefined`: it waits as long.
+   */
+  readonly maxWaitMs?: number | undefined
   /** A request alone: its single statement. */
   readonly one: (request: Req) => Effect.Effect<A, E>
   /** Several requests (2 or more) in one statement: an answer per request, in their order. */
@@ -42,7 +48,7 @@ export interface Options<Req, A, E> {
  * @internal
  */
 export const make = <Req, A, E>(options: Options<Req, A, E>) => {
-  const { inFlight, maxBatch, many, one } = options
+  const { inFlight, maxBatch, many, maxWaitMs, one } = options
   let running = 0
   let queue: Array<Waiting<Req, A, E>> = []
 
@@ -108,16 +114,29 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
     )
 
   const waitFor = (request: Req): Effect.Effect<A, E> =>
-    Effect.contextWith((context: Context.Context<never>) =>
-      Effect.callback<A, E>((resume) => {
-        const waiting: Waiting<Req, A, E> = { request, context, resume: (exit) => resume(exit), sent: false }
+    Effect.contextWith((context: Context.Context<never>) => {
+      const waiting: Waiting<Req, A, E> = { request, context, resume: () => {}, sent: false }
+      const queued = Effect.callback<A, E>((resume) => {
+        waiting.resume = (exit) => resume(exit)
         queue.push(waiting)
         pump()
         return Effect.sync(() => {
           if (!waiting.sent) queue = queue.filter((w) => w !== waiting)
         })
       })
-    )
+      if (maxWaitMs === undefined || !Number.isFinite(maxWaitMs)) return queued
+      // not sent after maxWaitMs: taken out of the queue (so it is never sent) and sent alone
+      const escape = Effect.andThen(
+        Effect.sleep(maxWaitMs),
+        Effect.suspend(() => {
+          if (waiting.sent) return Effect.never
+          waiting.sent = true
+          queue = queue.filter((w) => w !== waiting)
+          return one(request)
+        })
+      )
+      return Effect.raceFirst(queued, escape)
+    })
 
   return { send }
 }

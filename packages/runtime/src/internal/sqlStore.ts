@@ -127,16 +127,23 @@ export const queryOn = (sql: SqlClient.SqlClient) =>
 const isCount = (n: number): boolean => Number.isInteger(n) && n >= 1
 
 /** How the store group-commits claims (`false`: every claim alone in its statement). @internal */
-export type GroupCommitOptions = { readonly inFlight: number; readonly maxBatch: number } | false
+export type GroupCommitOptions =
+  | { readonly inFlight: number; readonly maxBatch: number; readonly maxWaitMs: number }
+  | false
 
 /** @internal */
 export const make = (schema: string, groupCommit: GroupCommitOptions) =>
   Effect.gen(function*() {
     // inFlight < 1 never sends what waits (every claim would hang), maxBatch < 1 sends empty batches
-    if (groupCommit !== false && !(isCount(groupCommit.inFlight) && isCount(groupCommit.maxBatch))) {
+    if (
+      groupCommit !== false &&
+      !(isCount(groupCommit.inFlight) && isCount(groupCommit.maxBatch) && groupCommit.maxWaitMs >= 0)
+    ) {
       return yield* Effect.die(
         new Error(
-          `invalid groupCommit ${JSON.stringify(groupCommit)}: inFlight and maxBatch are integers ≥ 1`
+          `invalid groupCommit ${
+            JSON.stringify(groupCommit)
+          }: inFlight and maxBatch are integers ≥ 1, maxWaitMs a number ≥ 0`
         )
       )
     }
