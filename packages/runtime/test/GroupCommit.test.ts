@@ -25,8 +25,15 @@ const makeFake = (options: { readonly inFlight: number; readonly maxBatch: numbe
         maxOut = Math.max(maxOut, out)
         const gate = yield* Deferred.make<void>()
         gates.push(gate)
-        yield* Deferred.await(gate)
-        out--
+        // a statement whose caller is interrupted (it ran in the caller's fiber) is no longer out
+        yield* Effect.ensuring(
+          Deferred.await(gate),
+          Effect.sync(() => {
+            out--
+            const waiting = gates.indexOf(gate)
+            if (waiting >= 0) gates.splice(waiting, 1)
+          })
+        )
       })
     const sender = GroupCommit.make<number, string, string>({
       ...options,
@@ -43,7 +50,7 @@ const makeFake = (options: { readonly inFlight: number; readonly maxBatch: numbe
       const gate = gates.shift()
       return gate === undefined ? Effect.die("no statement is out") : Deferred.succeed(gate, undefined)
     })
-    return { sender, statements, answerNext, maxOut: () => maxOut, out: () => out }
+    return { sender, statements, answerNext, maxOut: () => maxOut, out: () => out, ready: () => gates.length }
   })
 
 describe("GroupCommit", () => {
@@ -338,6 +345,68 @@ describe("GroupCommit", () => {
             request < 0 ? Exit.fail(`refused ${request}`) : Exit.succeed(`${alone ? "one" : "many"} ${request}`)
           )
         })
+      }),
+    { arbitrary: { runs: 200 } }
+  )
+  it.effect.prop(
+    "any interruptions (before, while waiting, while out, at any yield): no slot leaks, the others get their own answers",
+    {
+      inFlight: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 3 })),
+      budget: Schema.Int.check(Schema.isBetween({ minimum: 3, maximum: 8 })),
+      // each request: operations before it sends, whether it is interrupted, statements answered after it
+      calls: Schema.Array(
+        Schema.Tuple([
+          Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 4 })),
+          Schema.Boolean,
+          Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 2 }))
+        ])
+      ).check(Schema.isMinLength(1), Schema.isMaxLength(10))
+    },
+    ({ budget, calls, inFlight }) =>
+      Effect.gen(function*() {
+        const fake = yield* makeFake({ inFlight, maxBatch: 3 })
+        const fibers: Array<Fiber.Fiber<string, string>> = []
+        for (const [n, [ops, interrupt, answers]] of calls.entries()) {
+          let call = fake.sender.send(n)
+          for (let i = 0; i < ops; i++) call = Effect.andThen(Effect.void, call)
+          const fiber = yield* Effect.forkChild(Effect.provideService(call, References.MaxOpsBeforeYield, budget), {
+            startImmediately: true
+          })
+          fibers.push(fiber)
+          if (interrupt) yield* Effect.forkChild(Fiber.interrupt(fiber), { startImmediately: true })
+          for (let i = 0; i < answers && fake.ready() > 0; i++) {
+            yield* fake.answerNext
+            yield* Effect.yieldNow
+          }
+        }
+        // callers still on their way (yielded by the scheduler) get turns; statements out are answered
+        for (let turn = 0; fibers.some((f) => f.pollUnsafe() === undefined); turn++) {
+          if (turn > 1000) {
+            return assert.fail(
+              `a caller waits and nothing moves: ${JSON.stringify({ inFlight, budget, calls })}, ${
+                fibers.map((f) => f.pollUnsafe() === undefined).join()
+              } out ${fake.out()} ${JSON.stringify(fake.statements)}`
+            )
+          }
+          if (fake.ready() > 0) yield* fake.answerNext
+          yield* Effect.yieldNow
+        }
+        for (const [n, fiber] of fibers.entries()) {
+          const exit = yield* Fiber.await(fiber)
+          if (Exit.isSuccess(exit)) assert.oneOf(exit.value, [`one ${n}`, `many ${n}`])
+          else assert.isTrue(calls[n][1] && Cause.hasInterruptsOnly(exit.cause), `${n}: ${String(exit)}`)
+        }
+        // every slot was given back: inFlight new requests all go at once
+        const next = []
+        for (let i = 0; i < inFlight; i++) {
+          next.push(yield* Effect.forkChild(fake.sender.send(100 + i), { startImmediately: true }))
+        }
+        assert.strictEqual(fake.out(), inFlight)
+        while (fake.ready() > 0) yield* fake.answerNext
+        assert.deepStrictEqual(
+          yield* Effect.forEach(next, Fiber.join),
+          next.map((_, i) => `one ${100 + i}`)
+        )
       }),
     { arbitrary: { runs: 200 } }
   )
