@@ -363,6 +363,36 @@ export const groupCommitConformance = (
         assert.isTrue(Exit.isSuccess(free) && free.value._tag === "Claimed", String(free))
       }))
 
+    it.effect("a shared statement caught in a deadlock with a transaction's claims answers as its claims alone would", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const sql = yield* SqlClient.SqlClient
+        const base = fresh("deadlock")
+        const a = { scope: base.scope, key: `${base.key}-a` }
+        const b = { scope: base.scope, key: `${base.key}-b` }
+        const holdsB = yield* Deferred.make<void>()
+        const go = yield* Deferred.make<void>()
+        // a transaction claims b, then (while the shared statement holds a and waits for b) claims a
+        const transaction = yield* Effect.forkChild(
+          sql.withTransaction(
+            Effect.gen(function*() {
+              const first = yield* store.claim(clockless(b))
+              yield* Deferred.succeed(holdsB, undefined)
+              yield* Deferred.await(go)
+              return [first, yield* store.claim(clockless(a))] as const
+            })
+          ).pipe(Effect.exit)
+        )
+        yield* Deferred.await(holdsB)
+        const shared = yield* Effect.forkChild(batched(store, [clockless(a), clockless(b)]))
+        yield* blocked(sql, 1, `%jsonb_to_recordset%`)
+        yield* Deferred.succeed(go, undefined)
+        const inTransaction = yield* Fiber.join(transaction)
+        const answers = yield* Fiber.join(shared)
+        assert.isTrue(Exit.isSuccess(inTransaction), `the transaction: ${String(inTransaction)}`)
+        answers.forEach((exit, i) => assert.isTrue(Exit.isSuccess(exit), `${["a", "b"][i]}: ${String(exit)}`))
+      }))
+
     it.effect("a caller interrupted while its claim waits is never written; the one in flight is", () =>
       Effect.gen(function*() {
         const store = yield* IdempotencyStore
