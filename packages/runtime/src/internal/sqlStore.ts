@@ -19,7 +19,7 @@
  *
  * @internal
  */
-import { Context, Effect, Exit, Option, Predicate, Result, Schema } from "effect"
+import { Cause, Context, Effect, Exit, Option, Predicate, Result, Schema } from "effect"
 import { Migrator, SqlClient, type SqlError } from "effect/sql"
 import { type FencedOperation, LeaseLost, type StoreOperation, StoreUnavailable } from "../ExecutionError.js"
 import * as ExecutionMetrics from "../ExecutionMetrics.js"
@@ -365,15 +365,21 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       ...groupCommit,
       one: claimOne,
       many: (requests: ReadonlyArray<IdempotencyStore.ClaimRequest>) =>
-        Effect.map(Effect.exit(claimBatch(requests)), (exit) =>
-          Exit.isSuccess(exit)
-            ? exit.value
-            : requests.map((req) =>
-              Exit.mapError(
-                exit as Exit.Exit<never, StoreUnavailable>,
-                (error) => error.keyHash === req.key ? error : new StoreUnavailable({ ...error, keyHash: req.key })
-              )
-            ))
+        Effect.flatMap(Effect.exit(claimBatch(requests)), (exit) => {
+          if (Exit.isSuccess(exit)) return Effect.succeed(exit.value)
+          // A deadlock is the shared statement's own (it locks several rows; alone, a claim locks
+          // one): its victim wrote nothing, so each claim goes alone, in turn, and gets that answer.
+          const failure = Cause.findErrorOption(exit.cause)
+          if (Option.isSome(failure) && failure.value.code === "40P01") {
+            return Effect.forEach(requests, (req) => Effect.exit(claimOne(req)))
+          }
+          return Effect.succeed(requests.map((req) =>
+            Exit.mapError(
+              exit as Exit.Exit<never, StoreUnavailable>,
+              (error) => error.keyHash === req.key ? error : new StoreUnavailable({ ...error, keyHash: req.key })
+            )
+          ))
+        })
     })
 
     const claim = Effect.fnUntraced(function*(req: IdempotencyStore.ClaimRequest) {
