@@ -523,7 +523,8 @@ export const layerMemory: Layer.Layer<IdempotencyStore> = Layer.effect(Idempoten
  * while fewer are out, so a lone call pays no delay; a busy worker sends fewer statements, commits
  * and WAL flushes per call (`bench/RESULTS.md`, execution). Each claim gets the answer its own
  * statement would have given (a repeat of one key in a statement is decided after the first); a
- * statement that fails fails every claim in it with `StoreUnavailable` naming each one's key; a
+ * statement that fails fails every claim in it with `StoreUnavailable` naming each one's key (one that
+ * a deadlock aborted sends its claims alone instead; a failure after it fails only the claims it concerns); a
  * claim whose caller is interrupted while it waits is never sent. Completes go alone: a batch
  * `UPDATE` joined to its requests is planned as a hash join over the in-progress rows on a table
  * the planner thinks small, which costs more than it saves.
