@@ -491,7 +491,8 @@ export const layerSql = (options?: SqlOptions): Layer.Layer<
       options?.schema ?? defaultSchema,
       options?.groupCommit === false ? false : {
         inFlight: options?.groupCommit?.inFlight ?? defaultGroupCommit.inFlight,
-        maxBatch: options?.groupCommit?.maxBatch ?? defaultGroupCommit.maxBatch
+        maxBatch: options?.groupCommit?.maxBatch ?? defaultGroupCommit.maxBatch,
+        maxWaitMs: options?.groupCommit?.maxWaitMs ?? defaultGroupCommit.maxWaitMs
       }
     )
   )
@@ -515,11 +516,15 @@ export const layerMemory: Layer.Layer<IdempotencyStore> = Layer.effect(Idempoten
  * {@link defaultGroupCommit}; `false`: every claim alone). While `inFlight` claim statements are on
  * their way to the database, a claim (of `claim`, reading the database's clock, outside a
  * transaction of the `SqlClient`) waits beside the claims other fibers make, and they go together
- * as one `claimMany` statement of at most `maxBatch` claims when one of those answers. Nothing waits
+ * as one `claimMany` statement of at most `maxBatch` claims when one of those answers (both integers
+ * ≥ 1; otherwise building the layer dies). A claim waits `maxWaitMs` at most: one not sent by then
+ * goes alone, so claims of free keys do not queue behind statements that wait for a row lock another
+ * transaction holds (`Infinity`: no bound; a number ≥ 0). Nothing waits
  * while fewer are out, so a lone call pays no delay; a busy worker sends fewer statements, commits
  * and WAL flushes per call (`bench/RESULTS.md`, execution). Each claim gets the answer its own
  * statement would have given (a repeat of one key in a statement is decided after the first); a
- * statement that fails fails every claim in it with `StoreUnavailable` naming each one's key; a
+ * statement that fails fails every claim in it with `StoreUnavailable` naming each one's key (one that
+ * a deadlock aborted sends its claims alone instead; a failure after it fails only the claims it concerns); a
  * claim whose caller is interrupted while it waits is never sent. Completes go alone: a batch
  * `UPDATE` joined to its requests is planned as a hash join over the in-progress rows on a table
  * the planner thinks small, which costs more than it saves.
@@ -532,18 +537,20 @@ export interface SqlOptions {
   readonly groupCommit?: false | {
     readonly inFlight?: number | undefined
     readonly maxBatch?: number | undefined
+    readonly maxWaitMs?: number | undefined
   } | undefined
 }
 
 /**
  * Group commit's defaults (see {@link SqlOptions}): 2 claim statements in flight before claims wait
  * and go together, at most 64 claims per statement (the setting that did best at 8 and 32 fibers
- * in `bench/executorCpu.ts`).
+ * in `bench/executorCpu.ts`), a claim waiting 100 ms at most (far beyond a claim statement's usual
+ * round trip) before it goes alone.
  *
  * @since 0.1.0
  * @category constants
  */
-export const defaultGroupCommit = { inFlight: 2, maxBatch: 64 } as const
+export const defaultGroupCommit = { inFlight: 2, maxBatch: 64, maxWaitMs: 100 } as const
 
 /**
  * Default schema of the SQL store.

@@ -7,7 +7,8 @@
  * never more than `inFlight` statements are out at once.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Fiber, Schema } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, References, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import * as GroupCommit from "../src/internal/groupCommit.js"
 
 /** A fake database: every statement waits for the test to answer it; what was sent, in order. */
@@ -24,8 +25,15 @@ const makeFake = (options: { readonly inFlight: number; readonly maxBatch: numbe
         maxOut = Math.max(maxOut, out)
         const gate = yield* Deferred.make<void>()
         gates.push(gate)
-        yield* Deferred.await(gate)
-        out--
+        // a statement whose caller is interrupted (it ran in the caller's fiber) is no longer out
+        yield* Effect.ensuring(
+          Deferred.await(gate),
+          Effect.sync(() => {
+            out--
+            const waiting = gates.indexOf(gate)
+            if (waiting >= 0) gates.splice(waiting, 1)
+          })
+        )
       })
     const sender = GroupCommit.make<number, string, string>({
       ...options,
@@ -42,7 +50,7 @@ const makeFake = (options: { readonly inFlight: number; readonly maxBatch: numbe
       const gate = gates.shift()
       return gate === undefined ? Effect.die("no statement is out") : Deferred.succeed(gate, undefined)
     })
-    return { sender, statements, answerNext, maxOut: () => maxOut, out: () => out }
+    return { sender, statements, answerNext, maxOut: () => maxOut, out: () => out, ready: () => gates.length }
   })
 
 describe("GroupCommit", () => {
@@ -138,48 +146,154 @@ describe("GroupCommit", () => {
       assert.strictEqual(yield* sender.send(4), "one 4")
     }))
 
-  it.effect("a one or many that throws is its statement's defect; the slot is freed and the next request goes", () =>
+  it.effect("a defect thrown by `one` as it is called is its caller's, and the next request still goes", () =>
     Effect.gen(function*() {
-      const gate = yield* Deferred.make<void>()
-      let ones = 0
       const sender = GroupCommit.make<number, string, never>({
         inFlight: 1,
         maxBatch: 64,
         one: (n) => {
-          ones++
-          if (n === 0) throw new Error("one threw")
-          return n === 1 ? Effect.as(Deferred.await(gate), "held") : Effect.succeed(`one ${n}`)
+          if (n === 0) throw new Error("thrown while building the statement")
+          return Effect.succeed(`one ${n}`)
         },
-        many: () => {
-          throw new Error("many threw")
-        }
+        many: (ns) => Effect.succeed(ns.map((n) => Exit.succeed(`many ${n}`)))
       })
       const thrown = yield* Effect.exit(sender.send(0))
       assert.isTrue(Exit.isFailure(thrown) && Cause.hasDies(thrown.cause))
-      const held = yield* Effect.forkChild(sender.send(1), { startImmediately: true })
+      const next = yield* Effect.forkChild(sender.send(1), { startImmediately: true })
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      assert.deepStrictEqual(next.pollUnsafe(), Exit.succeed("one 1"))
+    }))
+
+  it.effect("a defect thrown by `many` as it is called is every waiting caller's, and the next request still goes", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const sender = GroupCommit.make<number, string, never>({
+        inFlight: 1,
+        maxBatch: 64,
+        one: (n) => Effect.as(Deferred.await(gate), `one ${n}`),
+        many: () => {
+          throw new Error("thrown while building the statement")
+        }
+      })
+      const first = yield* Effect.forkChild(sender.send(1), { startImmediately: true })
       const a = yield* Effect.forkChild(sender.send(2), { startImmediately: true })
       const b = yield* Effect.forkChild(sender.send(3), { startImmediately: true })
       yield* Deferred.succeed(gate, undefined)
-      assert.strictEqual(yield* Fiber.join(held), "held")
-      for (const exit of [yield* Fiber.await(a), yield* Fiber.await(b)]) {
-        assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause))
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      assert.deepStrictEqual(first.pollUnsafe(), Exit.succeed("one 1"))
+      for (const fiber of [a, b]) {
+        const exit = fiber.pollUnsafe()
+        assert.isTrue(exit !== undefined && Exit.isFailure(exit) && Cause.hasDies(exit.cause))
       }
-      assert.strictEqual(yield* sender.send(4), "one 4")
-      assert.strictEqual(ones, 3)
+      const next = yield* Effect.forkChild(sender.send(4), { startImmediately: true })
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      assert.deepStrictEqual(next.pollUnsafe(), Exit.succeed("one 4"))
     }))
 
-  it.effect("a caller interrupted while its own statement runs frees the slot: the next request goes at once", () =>
+  it.effect("`many` answering fewer requests than it was given: each caller gets a defect, not a hang or another's answer", () =>
     Effect.gen(function*() {
-      const fake = yield* makeFake({ inFlight: 1, maxBatch: 64 })
+      const gate = yield* Deferred.make<void>()
+      const sender = GroupCommit.make<number, string, never>({
+        inFlight: 1,
+        maxBatch: 64,
+        one: (n) => Effect.as(Deferred.await(gate), `one ${n}`),
+        many: (ns) => Effect.succeed(ns.slice(1).map((n) => Exit.succeed(`many ${n}`)))
+      })
+      yield* Effect.forkChild(sender.send(1), { startImmediately: true })
+      const a = yield* Effect.forkChild(sender.send(2), { startImmediately: true })
+      const b = yield* Effect.forkChild(sender.send(3), { startImmediately: true })
+      yield* Deferred.succeed(gate, undefined)
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      const exits = [a.pollUnsafe(), b.pollUnsafe()]
+      assert.isTrue(exits.every((exit) => exit !== undefined && Exit.isFailure(exit) && Cause.hasDies(exit.cause)))
+    }))
+
+  it.effect("a caller interrupted as it yields on its way to sending alone leaks no slot", () =>
+    Effect.gen(function*() {
+      const sender = GroupCommit.make<number, string, never>({
+        inFlight: 1,
+        maxBatch: 64,
+        one: (n) => Effect.succeed(`one ${n}`),
+        many: (ns) => Effect.succeed(ns.map((n) => Exit.succeed(`many ${n}`)))
+      })
+      // the scheduler makes the fiber yield after every operation, so it is interrupted between any two
+      for (let budget = 2; budget <= 8; budget++) {
+        for (let ops = 0; ops < 12; ops++) {
+          let call = sender.send(0)
+          for (let i = 0; i < ops; i++) call = Effect.andThen(Effect.void, call)
+          const caller = yield* Effect.forkChild(Effect.provideService(call, References.MaxOpsBeforeYield, budget), {
+            startImmediately: true
+          })
+          yield* Fiber.interrupt(caller)
+        }
+      }
+      const next = yield* Effect.forkChild(sender.send(1), { startImmediately: true })
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      assert.deepStrictEqual(next.pollUnsafe(), Exit.succeed("one 1"))
+    }))
+
+  it.effect("a request not sent within maxWaitMs goes alone; one sent before is never sent twice", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const sent: Array<ReadonlyArray<number>> = []
+      const sender = GroupCommit.make<number, string, never>({
+        inFlight: 1,
+        maxBatch: 64,
+        maxWaitMs: 100,
+        one: (n) => Effect.as(n === 1 ? Deferred.await(gate) : Effect.sync(() => sent.push([n])), `one ${n}`),
+        many: (ns) => Effect.sync(() => (sent.push(ns), ns.map((n) => Exit.succeed(`many ${n}`))))
+      })
+      const stuck = yield* Effect.forkChild(sender.send(1), { startImmediately: true })
+      const waiting = yield* Effect.forkChild(sender.send(2), { startImmediately: true })
+      yield* TestClock.adjust("99 millis")
+      assert.deepStrictEqual(sent, [])
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual(yield* Fiber.join(waiting), "one 2")
+      // the stuck statement answers: nothing is left to send, and 2 is not sent again
+      yield* Deferred.succeed(gate, undefined)
+      assert.strictEqual(yield* Fiber.join(stuck), "one 1")
+      const a = yield* Effect.forkChild(sender.send(3), { startImmediately: true })
+      assert.strictEqual(yield* Fiber.join(a), "one 3")
+      yield* TestClock.adjust("1 second")
+      assert.deepStrictEqual(sent, [[2], [3]])
+    }))
+
+  it.effect("requests sent together before maxWaitMs are answered once, by their statement", () =>
+    Effect.gen(function*() {
+      const fake = yield* Effect.sync(() => {
+        const statements: Array<ReadonlyArray<number>> = []
+        const gates: Array<Deferred.Deferred<void>> = []
+        const statement = (ns: ReadonlyArray<number>) =>
+          Effect.gen(function*() {
+            statements.push(ns)
+            const gate = yield* Deferred.make<void>()
+            gates.push(gate)
+            yield* Deferred.await(gate)
+          })
+        const sender = GroupCommit.make<number, string, never>({
+          inFlight: 1,
+          maxBatch: 64,
+          maxWaitMs: 100,
+          one: (n) => Effect.as(statement([n]), `one ${n}`),
+          many: (ns) => Effect.as(statement(ns), ns.map((n) => Exit.succeed(`many ${n}`)))
+        })
+        return { sender, statements, gates }
+      })
       const first = yield* Effect.forkChild(fake.sender.send(1), { startImmediately: true })
-      assert.strictEqual(fake.out(), 1)
-      yield* Fiber.interrupt(first)
-      const next = yield* Effect.forkChild(fake.sender.send(2), { startImmediately: true })
-      // not queued behind the interrupted one: sent at once, alone
-      assert.deepStrictEqual(fake.statements, [[1], [2]])
-      yield* fake.answerNext
-      yield* fake.answerNext
-      assert.strictEqual(yield* Fiber.join(next), "one 2")
+      const rest = [
+        yield* Effect.forkChild(fake.sender.send(2), { startImmediately: true }),
+        yield* Effect.forkChild(fake.sender.send(3), { startImmediately: true })
+      ]
+      yield* TestClock.adjust("50 millis")
+      yield* Deferred.succeed(fake.gates[0], undefined)
+      yield* Effect.yieldNow
+      assert.deepStrictEqual(fake.statements, [[1], [2, 3]])
+      // their statement is slow: past maxWaitMs they stay with it
+      yield* TestClock.adjust("1 second")
+      assert.deepStrictEqual(fake.statements, [[1], [2, 3]])
+      yield* Deferred.succeed(fake.gates[1], undefined)
+      assert.strictEqual(yield* Fiber.join(first), "one 1")
+      assert.deepStrictEqual(yield* Effect.forEach(rest, Fiber.join), ["many 2", "many 3"])
     }))
 
   it.effect.prop(
@@ -231,6 +345,68 @@ describe("GroupCommit", () => {
             request < 0 ? Exit.fail(`refused ${request}`) : Exit.succeed(`${alone ? "one" : "many"} ${request}`)
           )
         })
+      }),
+    { arbitrary: { runs: 200 } }
+  )
+  it.effect.prop(
+    "any interruptions (before, while waiting, while out, at any yield): no slot leaks, the others get their own answers",
+    {
+      inFlight: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 3 })),
+      budget: Schema.Int.check(Schema.isBetween({ minimum: 3, maximum: 8 })),
+      // each request: operations before it sends, whether it is interrupted, statements answered after it
+      calls: Schema.Array(
+        Schema.Tuple([
+          Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 4 })),
+          Schema.Boolean,
+          Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 2 }))
+        ])
+      ).check(Schema.isMinLength(1), Schema.isMaxLength(10))
+    },
+    ({ budget, calls, inFlight }) =>
+      Effect.gen(function*() {
+        const fake = yield* makeFake({ inFlight, maxBatch: 3 })
+        const fibers: Array<Fiber.Fiber<string, string>> = []
+        for (const [n, [ops, interrupt, answers]] of calls.entries()) {
+          let call = fake.sender.send(n)
+          for (let i = 0; i < ops; i++) call = Effect.andThen(Effect.void, call)
+          const fiber = yield* Effect.forkChild(Effect.provideService(call, References.MaxOpsBeforeYield, budget), {
+            startImmediately: true
+          })
+          fibers.push(fiber)
+          if (interrupt) yield* Effect.forkChild(Fiber.interrupt(fiber), { startImmediately: true })
+          for (let i = 0; i < answers && fake.ready() > 0; i++) {
+            yield* fake.answerNext
+            yield* Effect.yieldNow
+          }
+        }
+        // callers still on their way (yielded by the scheduler) get turns; statements out are answered
+        for (let turn = 0; fibers.some((f) => f.pollUnsafe() === undefined); turn++) {
+          if (turn > 1000) {
+            return assert.fail(
+              `a caller waits and nothing moves: ${JSON.stringify({ inFlight, budget, calls })}, ${
+                fibers.map((f) => f.pollUnsafe() === undefined).join()
+              } out ${fake.out()} ${JSON.stringify(fake.statements)}`
+            )
+          }
+          if (fake.ready() > 0) yield* fake.answerNext
+          yield* Effect.yieldNow
+        }
+        for (const [n, fiber] of fibers.entries()) {
+          const exit = yield* Fiber.await(fiber)
+          if (Exit.isSuccess(exit)) assert.oneOf(exit.value, [`one ${n}`, `many ${n}`])
+          else assert.isTrue(calls[n][1] && Cause.hasInterruptsOnly(exit.cause), `${n}: ${String(exit)}`)
+        }
+        // every slot was given back: inFlight new requests all go at once
+        const next = []
+        for (let i = 0; i < inFlight; i++) {
+          next.push(yield* Effect.forkChild(fake.sender.send(100 + i), { startImmediately: true }))
+        }
+        assert.strictEqual(fake.out(), inFlight)
+        while (fake.ready() > 0) yield* fake.answerNext
+        assert.deepStrictEqual(
+          yield* Effect.forEach(next, Fiber.join),
+          next.map((_, i) => `one ${100 + i}`)
+        )
       }),
     { arbitrary: { runs: 200 } }
   )

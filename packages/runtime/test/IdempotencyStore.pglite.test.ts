@@ -19,6 +19,8 @@ claimManyConformance(
 
 groupCommitConformance(
   "IdempotencyStore group commit: PGlite (embedded, through EmbeddedPostgres)",
-  IdempotencyStore.layerSql({ groupCommit: { inFlight: 1 } }).pipe(Layer.provideMerge(Pglite.layer)),
+  IdempotencyStore.layerSql({ groupCommit: { inFlight: 1, maxWaitMs: Number.POSITIVE_INFINITY } }).pipe(
+    Layer.provideMerge(Pglite.layer)
+  ),
   { schema: IdempotencyStore.defaultSchema, propertyRuns: 15, server: false }
 )

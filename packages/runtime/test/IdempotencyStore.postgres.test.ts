@@ -29,7 +29,10 @@ Postgres.describeServer(pg, "PostgreSQL server", () => {
   )
   groupCommitConformance(
     "IdempotencyStore group commit: PostgreSQL server",
-    IdempotencyStore.layerSql({ schema: groupSchema, groupCommit: { inFlight: 1 } }).pipe(
+    IdempotencyStore.layerSql({
+      schema: groupSchema,
+      groupCommit: { inFlight: 1, maxWaitMs: Number.POSITIVE_INFINITY }
+    }).pipe(
       Layer.provideMerge(Postgres.dropSchemaOnRelease(groupSchema)),
       Layer.provideMerge(Postgres.client(12))
     ),

@@ -40,7 +40,8 @@ const writers = (schema: string, scope: string) =>
   })
 
 /**
- * Registers the suite for one SQL layer whose store group-commits with `inFlight: 1` (its tables
+ * Registers the suite for one SQL layer whose store group-commits with `inFlight: 1` and no bound on
+ * a claim's wait (`maxWaitMs: Infinity`, so what waits goes together whatever the timing; its tables
  * in `schema`); `server` adds the tests that hold a table lock from another connection.
  */
 export const groupCommitConformance = (
@@ -90,6 +91,29 @@ export const groupCommitConformance = (
         const refs = Array.from({ length: 8 }, (_, i) => ({ scope, key: `${fresh("alone").key}-${i}` }))
         yield* Effect.forEach(refs, (ref) => store.claim(clockless(ref)), { concurrency: "unbounded" })
         assert.strictEqual(yield* writers(schema, scope), 8)
+      }))
+
+    it.effect("group commit options that could never send (inFlight or maxBatch not an integer ≥ 1, maxWaitMs not ≥ 0) refuse to build", () =>
+      Effect.gen(function*() {
+        for (
+          const groupCommit of [
+            { inFlight: 0 },
+            { inFlight: -1 },
+            { inFlight: 1.5 },
+            { inFlight: Number.NaN },
+            {
+              maxBatch: 0
+            },
+            { maxBatch: 0.5 },
+            { maxWaitMs: -1 },
+            { maxWaitMs: Number.NaN }
+          ]
+        ) {
+          const built = yield* Effect.exit(
+            Effect.provide(Effect.asVoid(Effect.service(IdempotencyStore)), Store.layerSql({ schema, groupCommit }))
+          )
+          assert.isTrue(Exit.isFailure(built) && Cause.hasDies(built.cause), JSON.stringify(groupCommit))
+        }
       }))
 
     it.effect.prop(
@@ -173,6 +197,104 @@ export const groupCommitConformance = (
         }
       }))
 
+    /**
+     * `requests` made at once behind a lone claim (one statement out at a time), so they wait and
+     * go together: their exits, in order.
+     */
+    const batched = (store: Store.IdempotencyStore["Service"], requests: ReadonlyArray<Store.ClaimRequest>) =>
+      Effect.map(
+        Effect.forEach([clockless(fresh("lead")), ...requests], (req) => Effect.exit(store.claim(req)), {
+          concurrency: "unbounded"
+        }),
+        (exits) => exits.slice(1)
+      )
+
+    const errorOf = <E>(exit: Exit.Exit<Store.Claim, E>): E | undefined =>
+      Exit.isFailure(exit) ? Option.getOrUndefined(Cause.findErrorOption(exit.cause)) : undefined
+
+    it.effect("a key too long for the primary key's index fails its own claim only: the claims beside it are won", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const refs = Array.from({ length: 4 }, () => fresh("long"))
+        // incompressible, far beyond the 2704 bytes a btree entry holds
+        const long = {
+          scope: fresh("long").scope,
+          key: Array.from({ length: 12_000 }, () => Math.random().toString(36).slice(2, 3)).join("")
+        }
+        const alone = yield* Effect.exit(store.claim(clockless(long)))
+        assert.strictEqual(errorOf(alone)?._tag, "StoreUnavailable", "alone, the long key is refused")
+        const exits = yield* batched(store, [...refs.map((ref) => clockless(ref)), clockless(long)])
+        exits.slice(0, refs.length).forEach((exit, i) =>
+          assert.isTrue(
+            Exit.isSuccess(exit) && exit.value._tag === "Claimed",
+            `${refs[i].key}: ${String(errorOf(exit))}`
+          )
+        )
+        const error = errorOf(exits[refs.length])
+        assert.strictEqual(error?._tag === "StoreUnavailable" ? error.keyHash : null, long.key)
+      }))
+
+    it.effect("a record that cannot be read fails only its own claim: claims won beside it keep their leases", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const sql = yield* SqlClient.SqlClient
+        const broken = fresh("unreadable")
+        yield* seeded(store, broken, "succeeded")
+        yield* sql.unsafe(`UPDATE "${schema}".idem_record SET result = '{' WHERE scope = $1 AND idem_key = $2`, [
+          broken.scope,
+          broken.key
+        ])
+        const alone = yield* Effect.exit(store.claim(clockless(broken)))
+        assert.strictEqual(errorOf(alone)?._tag, "StoreUnavailable", "alone, the unreadable record is refused")
+        const refs = Array.from({ length: 4 }, () => fresh("unreadable"))
+        const exits = yield* batched(store, [clockless(broken), ...refs.map((ref) => clockless(ref))])
+        const error = errorOf(exits[0])
+        assert.deepStrictEqual(
+          error?._tag === "StoreUnavailable" ? [error.reason, error.keyHash] : error,
+          ["UnreadableRow", broken.key]
+        )
+        exits.slice(1).forEach((exit, i) =>
+          assert.isTrue(
+            Exit.isSuccess(exit) && exit.value._tag === "Claimed",
+            `${refs[i].key}: ${String(errorOf(exit))}`
+          )
+        )
+      }))
+
+    it.effect("a recovery the table refuses (an untyped caller's) fails its own claim only", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const refs = Array.from({ length: 4 }, () => fresh("recovery"))
+        const odd = fresh("recovery")
+        const exits = yield* batched(store, [
+          clockless(odd, { recovery: "sometimes" as unknown as Store.Recovery }),
+          ...refs.map((ref) => clockless(ref))
+        ])
+        const error = errorOf(exits[0])
+        assert.strictEqual(error?._tag === "StoreUnavailable" ? error.keyHash : null, odd.key)
+        exits.slice(1).forEach((exit, i) =>
+          assert.isTrue(
+            Exit.isSuccess(exit) && exit.value._tag === "Claimed",
+            `${refs[i].key}: ${String(errorOf(exit))}`
+          )
+        )
+      }))
+
+    it.effect("a field of the wrong type (an untyped caller's) is a typed refusal of its own claim, as alone, not a defect", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        for (const over of [{ tool: 42 }, { scope: null }, { owner: {} }, { fingerprint: 7 }]) {
+          const odd = fresh("untyped")
+          const exits = yield* batched(store, [
+            clockless(odd, over as unknown as Partial<Store.ClaimRequest>),
+            clockless(fresh("untyped"))
+          ])
+          const error = errorOf(exits[0])
+          assert.strictEqual(error?._tag, "StoreUnavailable", `${JSON.stringify(over)}: ${String(exits[0])}`)
+          assert.isTrue(Exit.isSuccess(exits[1]) && exits[1].value._tag === "Claimed")
+        }
+      }))
+
     if (!options.server) return
 
     /** Holds an exclusive lock on the record table from another connection until `release` completes. */
@@ -210,6 +332,66 @@ export const groupCommitConformance = (
         }
         return yield* Effect.die(`no ${n} statement(s) blocked like ${like}`)
       })
+
+    it.effect("a claim of a free key does not wait behind claim statements blocked on another key's row lock", () =>
+      Effect.gen(function*() {
+        // the default bound on a claim's wait (the suite's store waits without one, for its timings)
+        const store = yield* Effect.provide(
+          Effect.service(IdempotencyStore),
+          Store.layerSql({ schema, groupCommit: { inFlight: 1 } })
+        )
+        const sql = yield* SqlClient.SqlClient
+        const held = fresh("hol")
+        yield* seeded(store, held, "live")
+        const locking = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        // another connection holds the record's row lock (as a transaction that claimed it and works on)
+        const holder = yield* Effect.forkChild(sql.withTransaction(
+          sql.unsafe(`SELECT 1 FROM "${schema}".idem_record WHERE scope = $1 AND idem_key = $2 FOR UPDATE`, [
+            held.scope,
+            held.key
+          ]).pipe(Effect.andThen(Deferred.succeed(locking, undefined)), Effect.andThen(Deferred.await(release)))
+        ))
+        yield* Deferred.await(locking)
+        // the store's one claim statement in flight now waits for that lock
+        const stuck = yield* Effect.forkChild(Effect.exit(store.claim(clockless(held))))
+        yield* blocked(sql, 1, `%INSERT INTO "${schema}"."idem_record"%`)
+        const free = yield* Effect.exit(Effect.timeout(store.claim(clockless(fresh("hol"))), "5 seconds"))
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(holder)
+        yield* Fiber.join(stuck)
+        assert.isTrue(Exit.isSuccess(free) && free.value._tag === "Claimed", String(free))
+      }))
+
+    it.effect("a shared statement caught in a deadlock with a transaction's claims answers as its claims alone would", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const sql = yield* SqlClient.SqlClient
+        const base = fresh("deadlock")
+        const a = { scope: base.scope, key: `${base.key}-a` }
+        const b = { scope: base.scope, key: `${base.key}-b` }
+        const holdsB = yield* Deferred.make<void>()
+        const go = yield* Deferred.make<void>()
+        // a transaction claims b, then (while the shared statement holds a and waits for b) claims a
+        const transaction = yield* Effect.forkChild(
+          sql.withTransaction(
+            Effect.gen(function*() {
+              const first = yield* store.claim(clockless(b))
+              yield* Deferred.succeed(holdsB, undefined)
+              yield* Deferred.await(go)
+              return [first, yield* store.claim(clockless(a))] as const
+            })
+          ).pipe(Effect.exit)
+        )
+        yield* Deferred.await(holdsB)
+        const shared = yield* Effect.forkChild(batched(store, [clockless(a), clockless(b)]))
+        yield* blocked(sql, 1, `%jsonb_to_recordset%`)
+        yield* Deferred.succeed(go, undefined)
+        const inTransaction = yield* Fiber.join(transaction)
+        const answers = yield* Fiber.join(shared)
+        assert.isTrue(Exit.isSuccess(inTransaction), `the transaction: ${String(inTransaction)}`)
+        answers.forEach((exit, i) => assert.isTrue(Exit.isSuccess(exit), `${["a", "b"][i]}: ${String(exit)}`))
+      }))
 
     it.effect("a caller interrupted while its claim waits is never written; the one in flight is", () =>
       Effect.gen(function*() {

@@ -19,7 +19,7 @@ import { type Context, Effect, Exit } from "effect"
 interface Waiting<Req, A, E> {
   readonly request: Req
   readonly context: Context.Context<never>
-  readonly resume: (exit: Exit.Exit<A, E>) => void
+  resume: (exit: Exit.Exit<A, E>) => void
   sent: boolean
 }
 
@@ -29,6 +29,12 @@ export interface Options<Req, A, E> {
   readonly inFlight: number
   /** Requests in one statement at most. */
   readonly maxBatch: number
+  /**
+   * How long a request waits at most (ms, on effect's `Clock`): one not sent by then goes alone,
+   * outside the `inFlight` bound, so statements that never answer (blocked on a lock that another
+   * transaction holds) do not hold back the requests behind them. `undefined`: it waits as long.
+   */
+  readonly maxWaitMs?: number | undefined
   /** A request alone: its single statement. */
   readonly one: (request: Req) => Effect.Effect<A, E>
   /** Several requests (2 or more) in one statement: an answer per request, in their order. */
@@ -42,14 +48,17 @@ export interface Options<Req, A, E> {
  * @internal
  */
 export const make = <Req, A, E>(options: Options<Req, A, E>) => {
-  const { inFlight, maxBatch, many, one } = options
+  const { inFlight, maxBatch, many, maxWaitMs, one } = options
   let running = 0
   let queue: Array<Waiting<Req, A, E>> = []
 
-  /** A statement ended: its slot is free for what waits. */
-  const release = () => {
-    running--
-    pump()
+  const finish = (batch: ReadonlyArray<Waiting<Req, A, E>>, exits: ReadonlyArray<Exit.Exit<A, E>>) => {
+    // answers that do not pair with the requests (a bug of `many`) are every caller's defect, not a hang
+    const paired = exits.length === batch.length
+    const mismatch = paired
+      ? undefined
+      : Exit.die(new Error(`group commit: ${exits.length} answers for ${batch.length} requests`))
+    for (let i = 0; i < batch.length; i++) batch[i].resume(mismatch ?? exits[i])
   }
 
   /** Sends what waits while fewer than `inFlight` statements are out. */
@@ -59,25 +68,20 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
       queue = queue.length <= maxBatch ? [] : queue.slice(maxBatch)
       for (const w of batch) w.sent = true
       running++
-      // built inside the fiber: a `one` or `many` that throws is that statement's defect, not the pump's
-      const run: Effect.Effect<ReadonlyArray<Exit.Exit<A, E>>> = Effect.suspend(() =>
-        batch.length === 1
-          ? Effect.map(Effect.exit(one(batch[0].request)), (exit) => [exit])
-          : many(batch.map((w) => w.request))
-      )
+      // suspended: a defect thrown while `one` or `many` builds its statement is the statement's
+      // defect (answered below, the slot given back), not a throw out of `pump` that strands the batch
+      const run: Effect.Effect<ReadonlyArray<Exit.Exit<A, E>>> = batch.length === 1
+        ? Effect.map(Effect.exit(Effect.suspend(() => one(batch[0].request))), (exit) => [exit])
+        : Effect.suspend(() => many(batch.map((w) => w.request)))
       Effect.runForkWith(batch[0].context)(
         run.pipe(
           // a defect (or an interruption) of the statement is every caller's
           Effect.onExit((exit) =>
             Effect.sync(() => {
-              for (let i = 0; i < batch.length; i++) {
-                batch[i].resume(
-                  Exit.isFailure(exit)
-                    ? exit as Exit.Exit<never>
-                    : exit.value[i] ?? Exit.die(new Error("GroupCommit: the statement gave no answer for a request"))
-                )
-              }
-              release()
+              running--
+              if (Exit.isSuccess(exit)) finish(batch, exit.value)
+              else finish(batch, batch.map(() => exit as Exit.Exit<never>))
+              pump()
             })
           )
         )
@@ -86,30 +90,53 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
   }
 
   /**
-   * Sends `request`: at once from the caller's fiber while fewer than `inFlight` statements are out
-   * and nobody waits (no other fiber, no scheduler hop); else it waits for a slot. The slot is
-   * taken and its release installed without a gap an interruption could fall into.
+   * Fewer statements out than `inFlight` and nobody waiting: the caller's own fiber sends it (no hop).
+   * The slot is taken and its release registered without a point of interruption between them (the
+   * caller may be interrupted at any yield), and `one` is built inside, so a throw gives it back too.
    */
+  const alone = (request: Req, restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>) => {
+    running++
+    return Effect.onExit(
+      restore(Effect.suspend(() => one(request))),
+      () =>
+        Effect.sync(() => {
+          running--
+          pump()
+        })
+    )
+  }
+
   const send = (request: Req): Effect.Effect<A, E> =>
     Effect.uninterruptibleMask((restore) =>
-      Effect.suspend(() => {
-        if (running >= inFlight || queue.length > 0) return restore(waitFor(request))
-        running++
-        return Effect.onExit(restore(Effect.suspend(() => one(request))), () => Effect.sync(release))
-      })
+      Effect.suspend(() =>
+        running < inFlight && queue.length === 0 ? alone(request, restore) : restore(waitFor(request))
+      )
     )
 
   const waitFor = (request: Req): Effect.Effect<A, E> =>
-    Effect.contextWith((context: Context.Context<never>) =>
-      Effect.callback<A, E>((resume) => {
-        const waiting: Waiting<Req, A, E> = { request, context, resume: (exit) => resume(exit), sent: false }
+    Effect.contextWith((context: Context.Context<never>) => {
+      const waiting: Waiting<Req, A, E> = { request, context, resume: () => {}, sent: false }
+      const queued = Effect.callback<A, E>((resume) => {
+        waiting.resume = (exit) => resume(exit)
         queue.push(waiting)
         pump()
         return Effect.sync(() => {
           if (!waiting.sent) queue = queue.filter((w) => w !== waiting)
         })
       })
-    )
+      if (maxWaitMs === undefined || !Number.isFinite(maxWaitMs)) return queued
+      // not sent after maxWaitMs: taken out of the queue (so it is never sent) and sent alone
+      const escape = Effect.andThen(
+        Effect.sleep(maxWaitMs),
+        Effect.suspend(() => {
+          if (waiting.sent) return Effect.never
+          waiting.sent = true
+          queue = queue.filter((w) => w !== waiting)
+          return one(request)
+        })
+      )
+      return Effect.raceFirst(queued, escape)
+    })
 
   return { send }
 }

@@ -19,7 +19,7 @@
  *
  * @internal
  */
-import { Context, Effect, Exit, Option, Predicate, Schema } from "effect"
+import { Cause, Context, Effect, Exit, Option, Predicate, Result, Schema } from "effect"
 import { Migrator, SqlClient, type SqlError } from "effect/sql"
 import { type FencedOperation, LeaseLost, type StoreOperation, StoreUnavailable } from "../ExecutionError.js"
 import * as ExecutionMetrics from "../ExecutionMetrics.js"
@@ -35,6 +35,15 @@ const sqlState = (error: SqlError.SqlError): string | null => {
   const cause = error.reason.cause
   return Predicate.hasProperty(cause, "code") && typeof cause.code === "string" ? cause.code : null
 }
+
+/** Whether a claim's text field may go in a shared statement: a string of at most `max` units, no NUL. */
+const sharedText = (value: unknown, max: number): value is string =>
+  typeof value === "string" && value.length <= max && !value.includes("\u0000")
+
+/** The UTF-16 units of scope and key together that a shared claim may have (≤ 2400 UTF-8 bytes). */
+const maxSharedIdentity = 800
+
+const isRecovery = Schema.is(Rules.Recovery)
 
 /** A record's identity as one string (scope and key joined by a NUL, which neither contains). */
 const recordId = (ref: IdempotencyStore.RecordRef): string => `${ref.scope}\u0000${ref.key}`
@@ -115,12 +124,29 @@ export const queryOn = (sql: SqlClient.SqlClient) =>
   }
 }
 
+const isCount = (n: number): boolean => Number.isInteger(n) && n >= 1
+
 /** How the store group-commits claims (`false`: every claim alone in its statement). @internal */
-export type GroupCommitOptions = { readonly inFlight: number; readonly maxBatch: number } | false
+export type GroupCommitOptions =
+  | { readonly inFlight: number; readonly maxBatch: number; readonly maxWaitMs: number }
+  | false
 
 /** @internal */
 export const make = (schema: string, groupCommit: GroupCommitOptions) =>
   Effect.gen(function*() {
+    // inFlight < 1 never sends what waits (every claim would hang), maxBatch < 1 sends empty batches
+    if (
+      groupCommit !== false &&
+      !(isCount(groupCommit.inFlight) && isCount(groupCommit.maxBatch) && groupCommit.maxWaitMs >= 0)
+    ) {
+      return yield* Effect.die(
+        new Error(
+          `invalid groupCommit ${
+            JSON.stringify(groupCommit)
+          }: inFlight and maxBatch are integers ≥ 1, maxWaitMs a number ≥ 0`
+        )
+      )
+    }
     yield* migrate(schema)
     const sql = yield* SqlClient.SqlClient
     const s = statements(names(schema))
@@ -220,12 +246,28 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       })
     })
 
-    /** The claims of `requests` (each valid) in one statement, as `claimMany` answers them. */
+    /**
+     * The claims of `requests` (each valid) in one statement, as `claimMany` answers them. Once the
+     * first statement has answered, a failure after it (reading the claims lost, an unreadable
+     * record, claiming again after a purge) is the answer of the claims it concerns only: a claim
+     * won in that statement is committed, and its caller gets its lease.
+     */
     const claimBatch = Effect.fnUntraced(function*(
       requests: ReadonlyArray<IdempotencyStore.ClaimRequest>
     ) {
       const now = requests[0]?.now ?? null
       const claims: Array<IdempotencyStore.Claim | undefined> = Array.from({ length: requests.length }, () => undefined)
+      const failures: Array<StoreUnavailable | undefined> = Array.from({ length: requests.length }, () => undefined)
+      /** A failure of a statement for the claims still pending, each naming its own key. */
+      const failPending = (error: StoreUnavailable) => {
+        for (const i of pending) {
+          failures[i] = error.keyHash === requests[i].key ? error : new StoreUnavailable({
+            ...error,
+            keyHash: requests[i].key
+          })
+        }
+        pending = []
+      }
       // the requests as the database stores their text (a lone surrogate becomes U+FFFD, as in `claim`)
       const stored = requests.map(Codecs.asStored)
       // ON CONFLICT DO UPDATE takes each record once per statement: repeats are claimed after it
@@ -239,8 +281,14 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       let pending = Array.from(index.values())
       // A claim that loses and then finds no row raced a purge; claiming again settles it.
       for (let round = 0; round < 3 && pending.length > 0; round++) {
-        const won = yield* claimManyQuery({ claims: Codecs.claimManyJson(pending.map((i) => stored[i])), now })
-        for (const row of won) {
+        const claimed = claimManyQuery({ claims: Codecs.claimManyJson(pending.map((i) => stored[i])), now })
+        // the first statement failing fails the batch (nothing was won); a later one, the claims it held
+        const won = round === 0 ? Result.succeed(yield* claimed) : yield* Effect.result(claimed)
+        if (Result.isFailure(won)) {
+          failPending(won.failure)
+          break
+        }
+        for (const row of won.success) {
           const i = index.get(recordId(row))
           if (i === undefined) continue
           // the request's own scope and key, as `claim` answers
@@ -255,18 +303,25 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
         pending = pending.filter((i) => claims[i] === undefined)
         if (pending.length === 0) break
         const refs = JSON.stringify(pending.map((i) => ({ scope: stored[i].scope, key: stored[i].key })))
-        for (const row of yield* readManyQuery({ refs, now })) {
-          const record = Codecs.toRecord(row)
-          if (record === undefined) return yield* unreadableRow("claim", row.key)
-          const i = index.get(recordId(row))
-          if (i !== undefined) claims[i] = { _tag: "Existing", record }
+        const read = yield* Effect.result(readManyQuery({ refs, now }))
+        if (Result.isFailure(read)) {
+          failPending(read.failure)
+          break
         }
-        pending = pending.filter((i) => claims[i] === undefined)
+        for (const row of read.success) {
+          const i = index.get(recordId(row))
+          if (i === undefined) continue
+          const record = Codecs.toRecord(row)
+          if (record === undefined) failures[i] = unreadableRow("claim", requests[i].key)
+          else claims[i] = { _tag: "Existing", record }
+        }
+        pending = pending.filter((i) => claims[i] === undefined && failures[i] === undefined)
       }
       const answers: Array<Exit.Exit<IdempotencyStore.Claim, StoreUnavailable>> = claims.map((claim, i) =>
-        claim === undefined
-          ? Exit.fail(
-            new StoreUnavailable({
+        claim !== undefined
+          ? Exit.succeed(claim)
+          : Exit.fail(
+            failures[i] ?? new StoreUnavailable({
               keyHash: requests[i].key,
               operation: "claim",
               reason: "ClaimContention",
@@ -274,7 +329,6 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
               retryable: true
             })
           )
-          : Exit.succeed(claim)
       )
       // at the batch's clock, not a repeat's own `now`: a later one could find the lease won above
       // expired and win the key a second time in one batch
@@ -284,16 +338,20 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
 
     /**
      * Whether a valid claim may share a statement: it reads the database's clock (no `now`), and
-     * nothing in it can fail a statement that a single claim would fail alone — a NUL (text cannot
-     * hold it), arguments that may pass the 256 KiB bound, a lease or retention beyond 10^12 ms
-     * (~31 years; far beyond, the instant leaves `timestamptz`'s range).
+     * nothing in it can fail a statement that a single claim would fail alone — a field of another
+     * type or a recovery the table refuses (an untyped caller's; alone, the codec refuses it), a NUL
+     * (text cannot hold it), a scope and key the primary key's btree may not hold (an entry is at
+     * most 2704 bytes; 800 UTF-16 units are at most 2400 UTF-8 bytes), a tool, fingerprint, owner
+     * or arguments that may pass the 256 KiB bound (or swell the batch's JSON), a lease or retention
+     * beyond 10^12 ms (~31 years; far beyond, the instant leaves `timestamptz`'s range).
      */
     const sharesStatement = (req: IdempotencyStore.ClaimRequest): boolean =>
-      req.now === undefined && req.leaseMs <= 1e12 && req.retentionMs <= 1e12 &&
-      (req.arguments == null ||
-        (req.arguments.length <= Rules.maxStoredBytes / 3 && !req.arguments.includes("\u0000"))) &&
-      !req.scope.includes("\u0000") && !req.key.includes("\u0000") && !req.tool.includes("\u0000") &&
-      !req.fingerprint.includes("\u0000") && !req.owner.includes("\u0000")
+      req.now === undefined && req.leaseMs <= 1e12 && req.retentionMs <= 1e12 && isRecovery(req.recovery) &&
+      (req.arguments == null || sharedText(req.arguments, Rules.maxStoredBytes / 3)) &&
+      sharedText(req.scope, maxSharedIdentity) && sharedText(req.key, maxSharedIdentity) &&
+      req.scope.length + req.key.length <= maxSharedIdentity &&
+      sharedText(req.tool, Rules.maxStoredBytes / 3) && sharedText(req.fingerprint, Rules.maxStoredBytes / 3) &&
+      sharedText(req.owner, Rules.maxStoredBytes / 3)
 
     /**
      * Group commit of claims (`GroupCommit`): a claim that may share its statement (`sharesStatement`)
@@ -307,15 +365,21 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       ...groupCommit,
       one: claimOne,
       many: (requests: ReadonlyArray<IdempotencyStore.ClaimRequest>) =>
-        Effect.map(Effect.exit(claimBatch(requests)), (exit) =>
-          Exit.isSuccess(exit)
-            ? exit.value
-            : requests.map((req) =>
-              Exit.mapError(
-                exit as Exit.Exit<never, StoreUnavailable>,
-                (error) => error.keyHash === req.key ? error : new StoreUnavailable({ ...error, keyHash: req.key })
-              )
-            ))
+        Effect.flatMap(Effect.exit(claimBatch(requests)), (exit) => {
+          if (Exit.isSuccess(exit)) return Effect.succeed(exit.value)
+          // A deadlock is the shared statement's own (it locks several rows; alone, a claim locks
+          // one): its victim wrote nothing, so each claim goes alone, in turn, and gets that answer.
+          const failure = Cause.findErrorOption(exit.cause)
+          if (Option.isSome(failure) && failure.value.code === "40P01") {
+            return Effect.forEach(requests, (req) => Effect.exit(claimOne(req)))
+          }
+          return Effect.succeed(requests.map((req) =>
+            Exit.mapError(
+              exit as Exit.Exit<never, StoreUnavailable>,
+              (error) => error.keyHash === req.key ? error : new StoreUnavailable({ ...error, keyHash: req.key })
+            )
+          ))
+        })
     })
 
     const claim = Effect.fnUntraced(function*(req: IdempotencyStore.ClaimRequest) {
