@@ -95,8 +95,11 @@ const main = Effect.gen(function*() {
   for (const [name, runtime] of runtimes) {
     // EXEC_AB_GC: group commit settings to compare on PostgreSQL ("off" or an in-flight limit each, comma-separated)
     for (const gc of pg ? (process.env.EXEC_AB_GC ?? "default").split(",") : ["memory"]) {
+      // "2": in flight 2; "2:50": and wait at most 50 ms ("2:inf": no bound)
+      const [inFlight, wait] = gc.split(":")
       const groupCommit = gc === "off" ? false as const : gc === "default" || gc === "memory" ? undefined : {
-        inFlight: Number(gc)
+        inFlight: Number(inFlight),
+        ...(wait === undefined ? {} : { maxWaitMs: wait === "inf" ? Infinity : Number(wait) })
       }
       const store = pg
         ? runtime.IdempotencyStore.layerSql({ schema, groupCommit } as never)

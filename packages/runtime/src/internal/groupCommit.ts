@@ -13,13 +13,15 @@
  *
  * @internal
  */
-import { type Context, Effect, Exit } from "effect"
+import { type Context, Effect, Exit, type Fiber } from "effect"
 
 /** A caller's request and where its answer goes. */
 interface Waiting<Req, A, E> {
   readonly request: Req
   readonly context: Context.Context<never>
-  resume: (exit: Exit.Exit<A, E>) => void
+  /** When it started waiting, ms on its caller's clock. */
+  readonly since: number
+  readonly resume: (exit: Exit.Exit<A, E>) => void
   sent: boolean
 }
 
@@ -30,9 +32,10 @@ export interface Options<Req, A, E> {
   /** Requests in one statement at most. */
   readonly maxBatch: number
   /**
-   * How long a request waits at most (ms, on effect's `Clock`): one not sent by then goes alone,
-   * outside the `inFlight` bound, so statements that never answer (blocked on a lock that another
-   * transaction holds) do not hold back the requests behind them. `undefined`: it waits as long.
+   * How long a request waits at most (ms, on effect's `Clock`): the ones not sent by then go at
+   * once, in a statement of their own outside the `inFlight` bound, so statements that do not answer
+   * (blocked on a lock that another transaction holds) do not hold back the requests behind them.
+   * One timer per sender runs while anything waits. `undefined` or `Infinity`: they wait as long.
    */
   readonly maxWaitMs?: number | undefined
   /** A request alone: its single statement. */
@@ -61,32 +64,78 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
     for (let i = 0; i < batch.length; i++) batch[i].resume(mismatch ?? exits[i])
   }
 
+  /** The one timer of `maxWaitMs` (none while nothing waits), and whether `maxWaitMs` bounds waiting. */
+  let timer: Fiber.Fiber<void> | undefined
+  const bounded = maxWaitMs !== undefined && Number.isFinite(maxWaitMs)
+
+  /** Sends `batch` in a fiber of its own; its slot is given back when it ends, however it ends. */
+  const start = (batch: ReadonlyArray<Waiting<Req, A, E>>) => {
+    for (const w of batch) w.sent = true
+    running++
+    // suspended: a defect thrown while `one` or `many` builds its statement is the statement's
+    // defect (answered below, the slot given back), not a throw out of `pump` that strands the batch
+    const run: Effect.Effect<ReadonlyArray<Exit.Exit<A, E>>> = batch.length === 1
+      ? Effect.map(Effect.exit(Effect.suspend(() => one(batch[0].request))), (exit) => [exit])
+      : Effect.suspend(() => many(batch.map((w) => w.request)))
+    Effect.runForkWith(batch[0].context)(
+      run.pipe(
+        // a defect (or an interruption) of the statement is every caller's
+        Effect.onExit((exit) =>
+          Effect.sync(() => {
+            if (Exit.isSuccess(exit)) finish(batch, exit.value)
+            else finish(batch, batch.map(() => exit as Exit.Exit<never>))
+            release()
+          })
+        )
+      )
+    )
+  }
+
+  /** A statement ended: its slot is free for what waits; with nothing out and nothing waiting, no timer runs. */
+  const release = () => {
+    running--
+    pump()
+    if (running === 0 && queue.length === 0 && timer !== undefined) {
+      const idle = timer
+      timer = undefined
+      idle.interruptUnsafe()
+    }
+  }
+
   /** Sends what waits while fewer than `inFlight` statements are out. */
   const pump = () => {
     while (running < inFlight && queue.length > 0) {
       const batch = queue.length <= maxBatch ? queue : queue.slice(0, maxBatch)
       queue = queue.length <= maxBatch ? [] : queue.slice(maxBatch)
-      for (const w of batch) w.sent = true
-      running++
-      // suspended: a defect thrown while `one` or `many` builds its statement is the statement's
-      // defect (answered below, the slot given back), not a throw out of `pump` that strands the batch
-      const run: Effect.Effect<ReadonlyArray<Exit.Exit<A, E>>> = batch.length === 1
-        ? Effect.map(Effect.exit(Effect.suspend(() => one(batch[0].request))), (exit) => [exit])
-        : Effect.suspend(() => many(batch.map((w) => w.request)))
-      Effect.runForkWith(batch[0].context)(
-        run.pipe(
-          // a defect (or an interruption) of the statement is every caller's
-          Effect.onExit((exit) =>
-            Effect.sync(() => {
-              running--
-              if (Exit.isSuccess(exit)) finish(batch, exit.value)
-              else finish(batch, batch.map(() => exit as Exit.Exit<never>))
-              pump()
-            })
-          )
-        )
-      )
+      start(batch)
     }
+  }
+
+  /**
+   * The timer fired at `now`: what has waited `maxWaitMs` goes at once, in statements of its own
+   * outside the `inFlight` bound (the statements out may be waiting for a lock another transaction
+   * holds); the timer is set again for the oldest request left.
+   */
+  const expire = (now: number) => {
+    timer = undefined
+    let due = 0
+    while (due < queue.length && now - queue[due].since >= maxWaitMs!) due++
+    if (due > 0) {
+      const expired = queue.slice(0, due)
+      queue = queue.slice(due)
+      for (let i = 0; i < expired.length; i += maxBatch) start(expired.slice(i, i + maxBatch))
+    }
+    if (queue.length > 0) arm(queue[0].context, queue[0].since + maxWaitMs! - now)
+  }
+
+  /** Starts the timer (on the clock of `context`) to fire in `delayMs`. */
+  const arm = (context: Context.Context<never>, delayMs: number) => {
+    timer = Effect.runForkWith(context)(
+      Effect.andThen(
+        Effect.sleep(Math.max(0, delayMs)),
+        Effect.clockWith((clock) => Effect.sync(() => expire(clock.currentTimeMillisUnsafe())))
+      )
+    )
   }
 
   /**
@@ -96,14 +145,7 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
    */
   const alone = (request: Req, restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>) => {
     running++
-    return Effect.onExit(
-      restore(Effect.suspend(() => one(request))),
-      () =>
-        Effect.sync(() => {
-          running--
-          pump()
-        })
-    )
+    return Effect.onExit(restore(Effect.suspend(() => one(request))), () => Effect.sync(release))
   }
 
   const send = (request: Req): Effect.Effect<A, E> =>
@@ -114,29 +156,25 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
     )
 
   const waitFor = (request: Req): Effect.Effect<A, E> =>
-    Effect.contextWith((context: Context.Context<never>) => {
-      const waiting: Waiting<Req, A, E> = { request, context, resume: () => {}, sent: false }
-      const queued = Effect.callback<A, E>((resume) => {
-        waiting.resume = (exit) => resume(exit)
-        queue.push(waiting)
-        pump()
-        return Effect.sync(() => {
-          if (!waiting.sent) queue = queue.filter((w) => w !== waiting)
-        })
-      })
-      if (maxWaitMs === undefined || !Number.isFinite(maxWaitMs)) return queued
-      // not sent after maxWaitMs: taken out of the queue (so it is never sent) and sent alone
-      const escape = Effect.andThen(
-        Effect.sleep(maxWaitMs),
-        Effect.suspend(() => {
-          if (waiting.sent) return Effect.never
-          waiting.sent = true
-          queue = queue.filter((w) => w !== waiting)
-          return one(request)
+    Effect.clockWith((clock) =>
+      Effect.contextWith((context: Context.Context<never>) =>
+        Effect.callback<A, E>((resume) => {
+          const waiting: Waiting<Req, A, E> = {
+            request,
+            context,
+            since: clock.currentTimeMillisUnsafe(),
+            resume: (exit) => resume(exit),
+            sent: false
+          }
+          queue.push(waiting)
+          pump()
+          if (bounded && timer === undefined && !waiting.sent) arm(context, maxWaitMs!)
+          return Effect.sync(() => {
+            if (!waiting.sent) queue = queue.filter((w) => w !== waiting)
+          })
         })
       )
-      return Effect.raceFirst(queued, escape)
-    })
+    )
 
   return { send }
 }
