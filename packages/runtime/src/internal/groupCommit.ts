@@ -68,10 +68,9 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
   let timer: Fiber.Fiber<void> | undefined
   const bounded = maxWaitMs !== undefined && Number.isFinite(maxWaitMs)
 
-  /** Sends `batch` in a fiber of its own; its slot is given back when it ends, however it ends. */
+  /** Sends `batch` in a fiber of its own, in a slot its caller took; the slot is given back when it ends, however it ends. */
   const start = (batch: ReadonlyArray<Waiting<Req, A, E>>) => {
     for (const w of batch) w.sent = true
-    running++
     // suspended: a defect thrown while `one` or `many` builds its statement is the statement's
     // defect (answered below, the slot given back), not a throw out of `pump` that strands the batch
     const run: Effect.Effect<ReadonlyArray<Exit.Exit<A, E>>> = batch.length === 1
@@ -107,6 +106,7 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
     while (running < inFlight && queue.length > 0) {
       const batch = queue.length <= maxBatch ? queue : queue.slice(0, maxBatch)
       queue = queue.length <= maxBatch ? [] : queue.slice(maxBatch)
+      running++
       start(batch)
     }
   }
@@ -123,7 +123,10 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
     if (due > 0) {
       const expired = queue.slice(0, due)
       queue = queue.slice(due)
-      for (let i = 0; i < expired.length; i += maxBatch) start(expired.slice(i, i + maxBatch))
+      for (let i = 0; i < expired.length; i += maxBatch) {
+        running++
+        start(expired.slice(i, i + maxBatch))
+      }
     }
     if (queue.length > 0) arm(queue[0].context, queue[0].since + maxWaitMs! - now)
   }
