@@ -517,11 +517,12 @@ export const layerMemory: Layer.Layer<IdempotencyStore> = Layer.effect(Idempoten
  * their way to the database, a claim (of `claim`, reading the database's clock, outside a
  * transaction of the `SqlClient`) waits beside the claims other fibers make, and they go together
  * as one `claimMany` statement of at most `maxBatch` claims when one of those answers (both integers
- * ≥ 1; otherwise building the layer dies). A claim waits `maxWaitMs` at most: one not sent by then
- * goes alone, so claims of free keys do not queue behind statements that wait for a row lock another
- * transaction holds (`Infinity`: no bound; a number ≥ 0). Nothing waits
- * while fewer are out, so a lone call pays no delay; a busy worker sends fewer statements, commits
- * and WAL flushes per call (`bench/RESULTS.md`, execution). Each claim gets the answer its own
+ * ≥ 1; otherwise building the layer dies). A claim waits `maxWaitMs` at most (one timer per store,
+ * running while claims wait): the claims not sent by then go at once, in a statement of their own
+ * outside the `inFlight` bound, so claims of free keys do not queue behind statements that wait for a
+ * row lock another transaction holds (`Infinity`: no bound; a number ≥ 0). Nothing waits while fewer
+ * are out, so a lone call pays no delay; a busy worker sends fewer statements, commits and WAL
+ * flushes per call (`bench/RESULTS.md`, execution). Each claim gets the answer its own
  * statement would have given (a repeat of one key in a statement is decided after the first); a
  * statement that fails fails every claim in it with `StoreUnavailable` naming each one's key (one that
  * a deadlock aborted sends its claims alone instead; a failure after it fails only the claims it concerns); a
