@@ -53,6 +53,30 @@ const makeFake = (options: { readonly inFlight: number; readonly maxBatch: numbe
     return { sender, statements, answerNext, maxOut: () => maxOut, out: () => out, ready: () => gates.length }
   })
 
+/**
+ * A sender with one statement out (request 1, alone, held until `open`) and requests 2 and 3 waiting
+ * behind it; `many` is the statement they go in once it answers.
+ */
+const behindOne = (many: GroupCommit.Options<number, string, never>["many"]) =>
+  Effect.gen(function*() {
+    const gate = yield* Deferred.make<void>()
+    const sender = GroupCommit.make<number, string, never>({
+      inFlight: 1,
+      maxBatch: 64,
+      one: (n) => Effect.as(Deferred.await(gate), `one ${n}`),
+      many
+    })
+    const first = yield* Effect.forkChild(sender.send(1), { startImmediately: true })
+    const a = yield* Effect.forkChild(sender.send(2), { startImmediately: true })
+    const b = yield* Effect.forkChild(sender.send(3), { startImmediately: true })
+    return { sender, first, a, b, open: Deferred.succeed(gate, undefined) }
+  })
+
+/** Lets forked fibers run a few scheduler turns. */
+const settle = Effect.gen(function*() {
+  for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+})
+
 describe("GroupCommit", () => {
   it.effect("a lone request goes at once, alone", () =>
     Effect.gen(function*() {
@@ -128,17 +152,8 @@ describe("GroupCommit", () => {
 
   it.effect("a statement's defect is every caller's, and the next statement still goes", () =>
     Effect.gen(function*() {
-      const gate = yield* Deferred.make<void>()
-      const sender = GroupCommit.make<number, string, never>({
-        inFlight: 1,
-        maxBatch: 64,
-        one: (n) => Effect.as(Deferred.await(gate), `one ${n}`),
-        many: () => Effect.die("driver bug")
-      })
-      const first = yield* Effect.forkChild(sender.send(1), { startImmediately: true })
-      const a = yield* Effect.forkChild(sender.send(2), { startImmediately: true })
-      const b = yield* Effect.forkChild(sender.send(3), { startImmediately: true })
-      yield* Deferred.succeed(gate, undefined)
+      const { a, b, first, open, sender } = yield* behindOne(() => Effect.die("driver bug"))
+      yield* open
       assert.strictEqual(yield* Fiber.join(first), "one 1")
       for (const exit of [yield* Fiber.await(a), yield* Fiber.await(b)]) {
         assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause))
@@ -160,50 +175,32 @@ describe("GroupCommit", () => {
       const thrown = yield* Effect.exit(sender.send(0))
       assert.isTrue(Exit.isFailure(thrown) && Cause.hasDies(thrown.cause))
       const next = yield* Effect.forkChild(sender.send(1), { startImmediately: true })
-      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      yield* settle
       assert.deepStrictEqual(next.pollUnsafe(), Exit.succeed("one 1"))
     }))
 
   it.effect("a defect thrown by `many` as it is called is every waiting caller's, and the next request still goes", () =>
     Effect.gen(function*() {
-      const gate = yield* Deferred.make<void>()
-      const sender = GroupCommit.make<number, string, never>({
-        inFlight: 1,
-        maxBatch: 64,
-        one: (n) => Effect.as(Deferred.await(gate), `one ${n}`),
-        many: () => {
-          throw new Error("thrown while building the statement")
-        }
+      const { a, b, first, open, sender } = yield* behindOne(() => {
+        throw new Error("thrown while building the statement")
       })
-      const first = yield* Effect.forkChild(sender.send(1), { startImmediately: true })
-      const a = yield* Effect.forkChild(sender.send(2), { startImmediately: true })
-      const b = yield* Effect.forkChild(sender.send(3), { startImmediately: true })
-      yield* Deferred.succeed(gate, undefined)
-      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      yield* open
+      yield* settle
       assert.deepStrictEqual(first.pollUnsafe(), Exit.succeed("one 1"))
       for (const fiber of [a, b]) {
         const exit = fiber.pollUnsafe()
         assert.isTrue(exit !== undefined && Exit.isFailure(exit) && Cause.hasDies(exit.cause))
       }
       const next = yield* Effect.forkChild(sender.send(4), { startImmediately: true })
-      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      yield* settle
       assert.deepStrictEqual(next.pollUnsafe(), Exit.succeed("one 4"))
     }))
 
   it.effect("`many` answering fewer requests than it was given: each caller gets a defect, not a hang or another's answer", () =>
     Effect.gen(function*() {
-      const gate = yield* Deferred.make<void>()
-      const sender = GroupCommit.make<number, string, never>({
-        inFlight: 1,
-        maxBatch: 64,
-        one: (n) => Effect.as(Deferred.await(gate), `one ${n}`),
-        many: (ns) => Effect.succeed(ns.slice(1).map((n) => Exit.succeed(`many ${n}`)))
-      })
-      yield* Effect.forkChild(sender.send(1), { startImmediately: true })
-      const a = yield* Effect.forkChild(sender.send(2), { startImmediately: true })
-      const b = yield* Effect.forkChild(sender.send(3), { startImmediately: true })
-      yield* Deferred.succeed(gate, undefined)
-      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      const { a, b, open } = yield* behindOne((ns) => Effect.succeed(ns.slice(1).map((n) => Exit.succeed(`many ${n}`))))
+      yield* open
+      yield* settle
       const exits = [a.pollUnsafe(), b.pollUnsafe()]
       assert.isTrue(exits.every((exit) => exit !== undefined && Exit.isFailure(exit) && Cause.hasDies(exit.cause)))
     }))
@@ -228,7 +225,7 @@ describe("GroupCommit", () => {
         }
       }
       const next = yield* Effect.forkChild(sender.send(1), { startImmediately: true })
-      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      yield* settle
       assert.deepStrictEqual(next.pollUnsafe(), Exit.succeed("one 1"))
     }))
 

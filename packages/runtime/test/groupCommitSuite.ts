@@ -212,6 +212,12 @@ export const groupCommitConformance = (
     const errorOf = <E>(exit: Exit.Exit<Store.Claim, E>): E | undefined =>
       Exit.isFailure(exit) ? Option.getOrUndefined(Cause.findErrorOption(exit.cause)) : undefined
 
+    /** Each of `exits` won its claim (of `refs`, in order); a failure names its key and error. */
+    const allClaimed = (exits: ReadonlyArray<Exit.Exit<Store.Claim, unknown>>, refs: ReadonlyArray<Store.RecordRef>) =>
+      exits.forEach((exit, i) =>
+        assert.isTrue(Exit.isSuccess(exit) && exit.value._tag === "Claimed", `${refs[i].key}: ${String(errorOf(exit))}`)
+      )
+
     it.effect("a key too long for the primary key's index fails its own claim only: the claims beside it are won", () =>
       Effect.gen(function*() {
         const store = yield* IdempotencyStore
@@ -253,12 +259,7 @@ export const groupCommitConformance = (
           error?._tag === "StoreUnavailable" ? [error.reason, error.keyHash] : error,
           ["UnreadableRow", broken.key]
         )
-        exits.slice(1).forEach((exit, i) =>
-          assert.isTrue(
-            Exit.isSuccess(exit) && exit.value._tag === "Claimed",
-            `${refs[i].key}: ${String(errorOf(exit))}`
-          )
-        )
+        allClaimed(exits.slice(1), refs)
       }))
 
     it.effect("a recovery the table refuses (an untyped caller's) fails its own claim only", () =>
@@ -272,12 +273,7 @@ export const groupCommitConformance = (
         ])
         const error = errorOf(exits[0])
         assert.strictEqual(error?._tag === "StoreUnavailable" ? error.keyHash : null, odd.key)
-        exits.slice(1).forEach((exit, i) =>
-          assert.isTrue(
-            Exit.isSuccess(exit) && exit.value._tag === "Claimed",
-            `${refs[i].key}: ${String(errorOf(exit))}`
-          )
-        )
+        allClaimed(exits.slice(1), refs)
       }))
 
     it.effect("a field of the wrong type (an untyped caller's) is a typed refusal of its own claim, as alone, not a defect", () =>

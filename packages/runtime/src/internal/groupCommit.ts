@@ -66,7 +66,8 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
 
   /** The one timer of `maxWaitMs` (none while nothing waits), and whether `maxWaitMs` bounds waiting. */
   let timer: Fiber.Fiber<void> | undefined
-  const bounded = maxWaitMs !== undefined && Number.isFinite(maxWaitMs)
+  const waitMs = maxWaitMs ?? Infinity
+  const bounded = Number.isFinite(waitMs)
 
   /** Sends `batch` in a fiber of its own, in a slot its caller took; the slot is given back when it ends, however it ends. */
   const start = (batch: ReadonlyArray<Waiting<Req, A, E>>) => {
@@ -119,7 +120,7 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
   const expire = (now: number) => {
     timer = undefined
     let due = 0
-    while (due < queue.length && now - queue[due].since >= maxWaitMs!) due++
+    while (due < queue.length && now - queue[due].since >= waitMs) due++
     if (due > 0) {
       const expired = queue.slice(0, due)
       queue = queue.slice(due)
@@ -128,7 +129,7 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
         start(expired.slice(i, i + maxBatch))
       }
     }
-    if (queue.length > 0) arm(queue[0].context, queue[0].since + maxWaitMs! - now)
+    if (queue.length > 0) arm(queue[0].context, queue[0].since + waitMs - now)
   }
 
   /** Starts the timer (on the clock of `context`) to fire in `delayMs`. */
@@ -166,12 +167,12 @@ export const make = <Req, A, E>(options: Options<Req, A, E>) => {
             request,
             context,
             since: clock.currentTimeMillisUnsafe(),
-            resume: (exit) => resume(exit),
+            resume,
             sent: false
           }
           queue.push(waiting)
           pump()
-          if (bounded && timer === undefined && !waiting.sent) arm(context, maxWaitMs!)
+          if (bounded && timer === undefined && !waiting.sent) arm(context, waitMs)
           return Effect.sync(() => {
             if (!waiting.sent) queue = queue.filter((w) => w !== waiting)
           })

@@ -48,6 +48,10 @@ const isRecovery = Schema.is(Rules.Recovery)
 /** A record's identity as one string (scope and key joined by a NUL, which neither contains). */
 const recordId = (ref: IdempotencyStore.RecordRef): string => `${ref.scope}\u0000${ref.key}`
 
+/** A statement's failure as one of its claims answers it: naming that claim's key. */
+const naming = (key: string) => (error: StoreUnavailable): StoreUnavailable =>
+  error.keyHash === key ? error : new StoreUnavailable({ ...error, keyHash: key })
+
 const unreadableRow = (operation: StoreOperation, keyHash: string | null): StoreUnavailable =>
   new StoreUnavailable({ keyHash, operation, reason: "UnreadableRow", code: null, retryable: false })
 
@@ -261,10 +265,7 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       /** A failure of a statement for the claims still pending, each naming its own key. */
       const failPending = (error: StoreUnavailable) => {
         for (const i of pending) {
-          failures[i] = error.keyHash === requests[i].key ? error : new StoreUnavailable({
-            ...error,
-            keyHash: requests[i].key
-          })
+          failures[i] = naming(requests[i].key)(error)
         }
         pending = []
       }
@@ -373,12 +374,9 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
           if (Option.isSome(failure) && failure.value.code === "40P01") {
             return Effect.forEach(requests, (req) => Effect.exit(claimOne(req)))
           }
-          return Effect.succeed(requests.map((req) =>
-            Exit.mapError(
-              exit as Exit.Exit<never, StoreUnavailable>,
-              (error) => error.keyHash === req.key ? error : new StoreUnavailable({ ...error, keyHash: req.key })
-            )
-          ))
+          return Effect.succeed(
+            requests.map((req) => Exit.mapError(exit as Exit.Exit<never, StoreUnavailable>, naming(req.key)))
+          )
         })
     })
 
