@@ -27,7 +27,7 @@
  * @since 0.1.0
  */
 import { EventReader, type ModelStreamError, type StreamEvent } from "@toolgate/core"
-import type { Stream } from "effect"
+import type * as Stream from "effect/Stream"
 import * as SseReader from "./internal/sseReader.js"
 
 /**

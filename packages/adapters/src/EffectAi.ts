@@ -42,8 +42,10 @@
  * @since 0.1.0
  */
 import { AssemblyError, FinishReason, type StreamEvent } from "@toolgate/core"
-import { Predicate, Result, Stream } from "effect"
 import type { Response, Tool } from "effect/ai"
+import * as Predicate from "effect/Predicate"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
 import { providerError, usage, writeJson } from "./internal/payload.js"
 
 /**

@@ -38,7 +38,8 @@
  * @since 0.1.0
  */
 import type { ModelStream, ModelStreamError } from "@toolgate/core"
-import { Result, Schema } from "effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import * as History from "./internal/history.js"
 
 const FunctionCall = Schema.Struct({

@@ -49,7 +49,13 @@
  * @since 0.1.0
  */
 import { ModelStream, type ModelStreamError, type StreamEvent } from "@toolgate/core"
-import { Clock, Effect, Layer, Metric, type Redacted, Result, Stream } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import type * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
 import * as AnthropicRequest from "./AnthropicRequest.js"
 import * as FinishProfile from "./FinishProfile.js"
 import * as GeminiRequest from "./GeminiRequest.js"

@@ -70,7 +70,14 @@
  * @since 0.1.0
  */
 import { ModelStreamError, type StreamEvent } from "@toolgate/core"
-import { Context, Duration, Effect, Layer, Redacted, Schedule, type Scope, Stream } from "effect"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 // Deep imports: the `effect/http` barrel loads the whole server side too (~50 ms at start-up).
 import * as Headers from "effect/http/Headers"
 import * as HttpClient from "effect/http/HttpClient"

@@ -42,7 +42,11 @@
  * @since 0.1.0
  */
 import type { StreamEvent } from "@toolgate/core"
-import { Cause, Effect, Predicate, Pull, Stream } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
+import * as Pull from "effect/Pull"
+import * as Stream from "effect/Stream"
 import type * as FinishProfile from "./FinishProfile.js"
 import { malformed } from "./internal/payload.js"
 import * as WholeBody from "./internal/wholeBody.js"

@@ -54,7 +54,9 @@
  * @since 0.1.0
  */
 import type { FinishReason, ModelStreamError, StreamEvent } from "@toolgate/core"
-import { Predicate, Schema, type Stream } from "effect"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+import type * as Stream from "effect/Stream"
 import * as Decoder from "./Decoder.js"
 import {
   EventParts,

@@ -6,7 +6,8 @@
  * @since 0.1.0
  */
 import type { EventReader, ModelStreamError, StreamEvent } from "@toolgate/core"
-import { Predicate, type Stream } from "effect"
+import * as Predicate from "effect/Predicate"
+import type * as Stream from "effect/Stream"
 import * as Anthropic from "./Anthropic.js"
 import * as Decoder from "./Decoder.js"
 import type * as FinishProfile from "./FinishProfile.js"

@@ -30,8 +30,10 @@
  * @since 0.1.0
  */
 import { KeyPolicy } from "@toolgate/core"
-import { Effect, Result, Schema } from "effect"
-import type { JsonSchema } from "effect"
+import * as Effect from "effect/Effect"
+import type * as JsonSchema from "effect/JsonSchema"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { GeminiSchemaError, toJsonSchema } from "./internal/geminiSchema.js"
 
 /**

@@ -26,8 +26,9 @@
  * @since 0.1.0
  */
 import { type Assembler, IdempotencyKey, ToolCall } from "@toolgate/core"
-import { Effect, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { Compiler, issues } from "./internal/jsonSchema.js"
 import { type ToolDefinition, ToolDefinitionError } from "./ToolDefinition.js"
 

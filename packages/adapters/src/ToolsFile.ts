@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as ToolDefinition from "./ToolDefinition.js"
 import * as ToolValidator from "./ToolValidator.js"
 

@@ -11,7 +11,10 @@
  *
  * @since 0.1.0
  */
-import { Effect, FileSystem, Schema, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { isUtf8 } from "node:buffer"
 
 /**

@@ -6,8 +6,12 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import * as Help from "./Help.js"
 import { durationFlag, InputError, loadTools, maxSteps, modules, positiveMs } from "./internal/command.js"
 

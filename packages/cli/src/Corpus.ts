@@ -11,7 +11,9 @@
  * @since 0.1.0
  */
 import { ExpectedResult, Provider } from "@toolgate/adapters"
-import { Effect, FileSystem, Path } from "effect"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { isDeepStrictEqual } from "node:util"
 import * as Capture from "./Capture.js"
 import { inspect, type InspectResult } from "./Inspect.js"

@@ -5,8 +5,10 @@
  *
  * @since 0.1.0
  */
-import { Console, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Help from "./Help.js"
 import { dataDirFlag, InputError, modules, prepareStore, storeFlag } from "./internal/command.js"
 

@@ -6,9 +6,10 @@
  *
  * @since 0.1.0
  */
-import { Context, Option } from "effect"
 import { CliOutput } from "effect/cli"
 import type { HelpDoc } from "effect/cli"
+import * as Context from "effect/Context"
+import * as Option from "effect/Option"
 
 /**
  * A command's exit codes and what each means, in the order they are listed.

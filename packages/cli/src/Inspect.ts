@@ -8,7 +8,8 @@ import type { FinishProfile } from "@toolgate/adapters"
 import * as Provider from "@toolgate/adapters/Provider"
 import type * as ToolValidator from "@toolgate/adapters/ToolValidator"
 import { Assembler, AssemblyError, type ModelStreamError, ToolCall } from "@toolgate/core"
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 
 /**
  * The JSON `inspect --json` prints. A public interface: keep it stable.

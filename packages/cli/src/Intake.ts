@@ -9,8 +9,9 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { PgClient } from "@effect/sql-pg"
 import { Intake, Runner } from "@toolgate/cluster"
-import { Layer, Redacted } from "effect"
 import { HttpRouter } from "effect/http"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import { createServer } from "node:http"
 
 /**

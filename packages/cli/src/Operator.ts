@@ -9,7 +9,12 @@
 import { PgClient } from "@effect/sql-pg"
 import { IdempotencyKey } from "@toolgate/core"
 import { EmbeddedPostgres, IdempotencyStore, Outbox, type Records, StepJournal } from "@toolgate/runtime"
-import { Effect, FileSystem, Layer, Path, Redacted, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 
 /**
  * The store an operator command opens cannot be opened: no initialised embedded store in the

@@ -10,8 +10,13 @@
  * @since 0.1.0
  */
 import type { IdempotencyStore, Outbox } from "@toolgate/runtime"
-import { Console, Deferred, Effect, Fiber, Layer, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import * as Console from "effect/Console"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { userInfo } from "node:os"
 import * as Help from "./Help.js"
 import { InputError, modules, storeFlag } from "./internal/command.js"

@@ -21,10 +21,13 @@ import {
   ToolExecutor,
   WebhookHandler
 } from "@toolgate/runtime"
-import { Effect, Layer, Redacted, Stream } from "effect"
 import { Prompt, type Tool } from "effect/ai"
+import * as Effect from "effect/Effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import type * as HttpClient from "effect/http/HttpClient"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
 
 /**
  * Options of a run.

@@ -5,8 +5,11 @@
  *
  * @since 0.1.0
  */
-import { Effect, Option, Redacted, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import * as Help from "./Help.js"
 import {
   dataDirFlag,

@@ -6,8 +6,12 @@
  *
  * @since 0.1.0
  */
-import { Console, Effect, FileSystem, Option, Path } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import * as Capture from "./Capture.js"
 import * as Help from "./Help.js"
 import { finishProfileFlag, InputError, loadTools, modules, providerFlag } from "./internal/command.js"

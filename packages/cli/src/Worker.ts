@@ -15,10 +15,12 @@ import { PgClient } from "@effect/sql-pg"
 import { type FinishProfile, HttpModelStream, HttpTransport, type ToolsFile } from "@toolgate/adapters"
 import { LeadEntity, type LeadEvent, Runner } from "@toolgate/cluster"
 import { Agent, IdempotencyStore, StepJournal, ToolExecutor, WebhookHandler } from "@toolgate/runtime"
-import { Effect, Layer, Redacted } from "effect"
 import type { Tool } from "effect/ai"
+import * as Effect from "effect/Effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import type * as HttpClient from "effect/http/HttpClient"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import * as Run from "./Run.js"
 
 /**

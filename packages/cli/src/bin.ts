@@ -7,8 +7,13 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Cause, Console, Effect, Exit, Layer, Runtime } from "effect"
+import * as Cause from "effect/Cause"
 import { CliError, CliOutput, Command } from "effect/cli"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Runtime from "effect/Runtime"
 import { toolgate } from "./Cli.js"
 import * as Help from "./Help.js"
 

@@ -18,9 +18,11 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer, Schema } from "effect"
 import type { Sharding } from "effect/cluster"
+import * as Effect from "effect/Effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as LeadEntity from "./LeadEntity.js"
 import * as LeadEvent from "./LeadEvent.js"
 

@@ -23,10 +23,12 @@
  */
 import { ModelStream } from "@toolgate/core"
 import { Agent } from "@toolgate/runtime"
-import { Effect, Schedule, Schema } from "effect"
 import { Prompt, type Tool, type Toolkit } from "effect/ai"
 import { ClusterSchema, Entity } from "effect/cluster"
+import * as Effect from "effect/Effect"
 import { Rpc } from "effect/rpc"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import * as LeadEvent from "./LeadEvent.js"
 
 /**

@@ -17,7 +17,9 @@
  * @since 0.1.0
  */
 import canonicalizeJson from "canonicalize"
-import { Effect, PrimaryKey, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as PrimaryKey from "effect/PrimaryKey"
+import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 
 /**

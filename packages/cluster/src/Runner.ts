@@ -20,7 +20,6 @@
  */
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
-import { Duration, Layer, Option } from "effect"
 import {
   type MessageStorage,
   RunnerAddress,
@@ -32,6 +31,9 @@ import {
   SqlMessageStorage,
   SqlRunnerStorage
 } from "effect/cluster"
+import * as Duration from "effect/Duration"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { RpcSerialization } from "effect/rpc"
 import type { SocketServer } from "effect/socket"
 import type { SqlClient, SqlError } from "effect/sql"

@@ -40,7 +40,10 @@
  *
  * @since 0.1.0
  */
-import { Effect, Result, Schema, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import {
   ArgumentsTooLarge,
   type AssemblyError,

@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /** Longest excerpt an error carries, in UTF-16 code units. */
 const maxExcerpt = 200

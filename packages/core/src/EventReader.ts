@@ -22,8 +22,11 @@
  *
  * @since 0.1.0
  */
-import { Cause, Effect, Pull, Stream } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
 import type { LazyArg } from "effect/Function"
+import * as Pull from "effect/Pull"
+import * as Stream from "effect/Stream"
 import type { StreamEvent } from "./StreamEvent.js"
 
 /**

@@ -48,8 +48,15 @@
  * @since 0.1.0
  */
 import canonicalizeJson from "canonicalize"
-import { type Brand, Context, DateTime, Effect, type Exit, Option, Result, Schema } from "effect"
 import type { Tool } from "effect/ai"
+import type * as Brand from "effect/Brand"
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { pickOwn, sha256Hex, violation, wellFormed } from "./internal/plainJson.js"
 import * as KeyPolicy from "./KeyPolicy.js"
 import type { ValidatedToolCall } from "./ToolCall.js"

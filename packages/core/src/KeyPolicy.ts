@@ -40,7 +40,9 @@
  *
  * @since 0.1.0
  */
-import { type DateTime, Result, Schema } from "effect"
+import type * as DateTime from "effect/DateTime"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import * as ArgumentPath from "./internal/argumentPath.js"
 import * as CalendarWindow from "./internal/calendarWindow.js"
 

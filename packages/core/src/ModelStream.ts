@@ -27,8 +27,11 @@
  *
  * @since 0.1.0
  */
-import { Context, type JsonSchema, Predicate, type Stream } from "effect"
 import { Prompt, Tool, type Toolkit } from "effect/ai"
+import * as Context from "effect/Context"
+import type * as JsonSchema from "effect/JsonSchema"
+import * as Predicate from "effect/Predicate"
+import type * as Stream from "effect/Stream"
 import type { ModelStreamError } from "./ModelStreamError.js"
 import type { StreamEvent } from "./StreamEvent.js"
 

@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { MalformedStreamEvent, ProviderStreamError, ToolCallProtocolError } from "./AssemblyError.js"
 
 const FinishReasonField = Schema.NullOr(Schema.String)

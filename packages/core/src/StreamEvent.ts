@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { StreamFailure } from "./AssemblyError.js"
 import { FinishClass } from "./FinishReason.js"
 

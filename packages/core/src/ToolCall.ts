@@ -10,8 +10,10 @@
  *
  * @since 0.1.0
  */
-import { Effect, Schema, SchemaIssue } from "effect"
 import type { Tool, Toolkit } from "effect/ai"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import type { AssembledTurn } from "./Assembler.js"
 import { excerpt } from "./AssemblyError.js"
 

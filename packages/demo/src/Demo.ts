@@ -38,9 +38,17 @@ import {
   WebhookHandler
 } from "@toolgate/runtime"
 import { FakeCrm, FakeProvider, FakeReceiver } from "@toolgate/testing"
-import { Clock, Console, Deferred, Effect, Fiber, Layer, Redacted, Result, Stream } from "effect"
 import { Prompt } from "effect/ai"
+import * as Clock from "effect/Clock"
+import * as Console from "effect/Console"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
 import * as DemoScenario from "./DemoScenario.js"
 import * as NaivePipeline from "./NaivePipeline.js"
 

@@ -10,8 +10,8 @@
  * @since 0.1.0
  */
 import { Random } from "@toolgate/testing"
-import { Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
+import * as Schema from "effect/Schema"
 
 /**
  * What goes wrong for one lead.

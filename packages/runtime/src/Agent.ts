@@ -45,8 +45,14 @@
  * @since 0.1.0
  */
 import { AssemblyError, type ModelStream, ModelStreamError, type StreamEvent, ToolCall } from "@toolgate/core"
-import { Context, Effect, Layer, Metric, type Schedule, Schema, Stream } from "effect"
 import type { Prompt, Tool } from "effect/ai"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import type * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { StoreUnavailable } from "./ExecutionError.js"
 import * as Loop from "./internal/agent/loop.js"
 import {

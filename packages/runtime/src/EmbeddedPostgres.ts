@@ -41,7 +41,9 @@
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import { type SqlClient, SqlError } from "effect/sql"
 import * as Membership from "./internal/embedded/membership.js"
 

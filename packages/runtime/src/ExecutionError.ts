@@ -17,7 +17,7 @@
  * @since 0.1.0
  */
 import type { IdempotencyKey, KeyPolicy } from "@toolgate/core"
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import * as StoredError from "./StoredError.js"
 
 /**

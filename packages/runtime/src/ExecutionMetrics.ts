@@ -8,7 +8,9 @@
  *
  * @since 0.1.0
  */
-import { Effect, Metric, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as Schema from "effect/Schema"
 
 /**
  * The values of the `outcome` attribute of {@link executions}:

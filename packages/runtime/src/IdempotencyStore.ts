@@ -49,7 +49,10 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, type Option } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
 import type { Migrator, SqlClient } from "effect/sql"
 import type { InvalidStoreRequest, LeaseLost, StoreUnavailable } from "./ExecutionError.js"
 import type * as FollowUp from "./FollowUp.js"

@@ -13,7 +13,10 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type { Migrator, SqlClient } from "effect/sql"
 import type { StoreUnavailable } from "./ExecutionError.js"
 import * as IdempotencyStore from "./IdempotencyStore.js"

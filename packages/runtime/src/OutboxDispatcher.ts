@@ -29,9 +29,18 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Exit, Fiber, Layer, Option, Queue, Random, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Random from "effect/Random"
+import * as Schema from "effect/Schema"
 import type { StoreUnavailable } from "./ExecutionError.js"
 import * as Outbox from "./Outbox.js"
 import * as OutboxMetrics from "./OutboxMetrics.js"

@@ -7,7 +7,10 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Metric, Schema } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as Schema from "effect/Schema"
 
 /**
  * The values of the `outcome` attribute of {@link deliveries}:

@@ -21,7 +21,9 @@
  * @since 0.1.0
  */
 import { IdempotencyKey } from "@toolgate/core"
-import { Effect, Option, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type { StoreUnavailable } from "./ExecutionError.js"
 import * as FollowUp from "./FollowUp.js"
 import * as IdempotencyStore from "./IdempotencyStore.js"

@@ -33,7 +33,11 @@
  * @since 0.1.0
  */
 import { StreamEvent } from "@toolgate/core"
-import { Context, type Effect, Layer, type Option, Schema } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type { Migrator, SqlClient } from "effect/sql"
 import type { StoreUnavailable } from "./ExecutionError.js"
 import { defaultSchema } from "./IdempotencyStore.js"

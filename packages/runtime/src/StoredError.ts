@@ -22,7 +22,9 @@
  *
  * @since 0.1.0
  */
-import { Effect, Exit, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
 
 /**
  * The handler failed with its tool's own failure and it is terminal (`applied`). `failure` is

@@ -40,8 +40,13 @@ import {
   type StreamEvent,
   ToolCall
 } from "@toolgate/core"
-import { Clock, Context, Effect, Layer, Result, Stream } from "effect"
 import type { Tool, Toolkit } from "effect/ai"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
 import type * as ExecutionError from "./ExecutionError.js"
 import * as StepStream from "./internal/stepStream.js"
 import * as ToolExecutor from "./ToolExecutor.js"

@@ -66,8 +66,12 @@
  * @since 0.1.0
  */
 import type { IdempotencyKey, KeyPolicy, ToolCall } from "@toolgate/core"
-import { Context, Effect, Layer, Result, type Schedule } from "effect"
 import type { Tool, Toolkit } from "effect/ai"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
+import type * as Schedule from "effect/Schedule"
 import type { ExecutionError, InvalidExecutorOptions } from "./ExecutionError.js"
 import { IdempotencyStore } from "./IdempotencyStore.js"
 import * as ClaimLoop from "./internal/executor/claimLoop.js"

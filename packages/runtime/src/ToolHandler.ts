@@ -9,9 +9,10 @@
  * @since 0.1.0
  */
 import type { KeyPolicy } from "@toolgate/core"
-import type { Effect, Option } from "effect"
-import { Schema } from "effect"
 import type { Tool } from "effect/ai"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type { FollowUp } from "./FollowUp.js"
 
 /**

@@ -27,7 +27,9 @@
  *
  * @since 0.1.0
  */
-import { Effect, Predicate, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 // Deep imports: the `effect/http` barrel loads the server side too.
 import * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientError from "effect/http/HttpClientError"

@@ -36,7 +36,10 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, type Scope } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import { readFileSync } from "node:fs"
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http"
 import { basename } from "node:path"

@@ -9,7 +9,12 @@
  */
 import { ExpectedResult, Provider } from "@toolgate/adapters"
 import { Assembler, AssemblyError, ModelStreamError, type StreamEvent } from "@toolgate/core"
-import { Array as Arr, Cause, Effect, Exit, Order, Stream } from "effect"
+import * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Order from "effect/Order"
+import * as Stream from "effect/Stream"
 import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import * as Random from "./Random.js"

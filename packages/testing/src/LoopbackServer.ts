@@ -5,7 +5,8 @@
  *
  * @since 0.1.0
  */
-import { Effect, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import { createServer, type IncomingMessage, type RequestListener } from "node:http"
 import type { Socket } from "node:net"
 

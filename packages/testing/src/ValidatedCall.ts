@@ -6,8 +6,8 @@
  * @since 0.1.0
  */
 import type { ToolCall } from "@toolgate/core"
-import { Schema } from "effect"
 import type { Tool } from "effect/ai"
+import * as Schema from "effect/Schema"
 
 let next = 0
 

@@ -22,7 +22,10 @@
  * @internal
  */
 import type { StreamEvent } from "@toolgate/core"
-import { Cause, Effect, Pull, Stream } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Pull from "effect/Pull"
+import * as Stream from "effect/Stream"
 
 /** What a body that is not an event stream looks like. */
 export interface Verdict {

@@ -13,7 +13,7 @@
  *
  * @internal
  */
-import { JsonSchema } from "effect"
+import * as JsonSchema from "effect/JsonSchema"
 
 type Json = { [key: string]: unknown }
 const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)

@@ -27,8 +27,8 @@
  * @internal
  */
 import { ModelStream, ModelStreamError } from "@toolgate/core"
-import { Result } from "effect"
 import { Prompt } from "effect/ai"
+import * as Result from "effect/Result"
 
 /** One tool call of an assistant message. */
 export interface Call {

@@ -10,7 +10,7 @@
  *
  * @internal
  */
-import { Predicate } from "effect"
+import * as Predicate from "effect/Predicate"
 import type { Json } from "./payload.js"
 
 /** One step of a normalized JSON path: an object member name or an array index. */

@@ -6,7 +6,8 @@
  * @internal
  */
 import { AssemblyError, type StreamEvent } from "@toolgate/core"
-import { Predicate, Schema } from "effect"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 
 /** A parsed JSON object. */
 export type Json = { [x: string]: unknown }

@@ -6,7 +6,7 @@
  * @internal
  */
 import type { FinishReason, StreamEvent } from "@toolgate/core"
-import { Predicate } from "effect"
+import * as Predicate from "effect/Predicate"
 import { type Json, usage } from "./payload.js"
 
 /** The finish of a response whose `status` is `status`. */

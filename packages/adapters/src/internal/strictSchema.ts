@@ -25,7 +25,7 @@
  *
  * @internal
  */
-import type { JsonSchema } from "effect"
+import type * as JsonSchema from "effect/JsonSchema"
 
 /** A provider's strict-mode rules. */
 export interface Rules {

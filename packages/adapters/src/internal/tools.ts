@@ -7,7 +7,7 @@
  * @internal
  */
 import type { ModelStream, ModelStreamError } from "@toolgate/core"
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import * as History from "./history.js"
 import * as StrictSchema from "./strictSchema.js"
 

@@ -7,8 +7,16 @@
  * @internal
  */
 import { AssemblyError, ModelStreamError } from "@toolgate/core"
-import { Cause, Clock, Duration, Effect, Predicate, Pull, Redacted, type Scope, Stream } from "effect"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import type * as HttpClientError from "effect/http/HttpClientError"
+import * as Predicate from "effect/Predicate"
+import * as Pull from "effect/Pull"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as EventStreamProbe from "./eventStreamProbe.js"
 
 /** A response head and its body, as every layer hands it to the shared budget and error rules. */

@@ -13,7 +13,7 @@
  * @internal
  */
 import type { AssemblyError } from "@toolgate/core"
-import { Predicate } from "effect"
+import * as Predicate from "effect/Predicate"
 import { providerError } from "./payload.js"
 
 /** Largest unframed text collected for one object, in UTF-16 code units (1 MiB). */

@@ -10,7 +10,7 @@
  * @internal
  */
 import { AssemblyError, FinishReason, type StreamEvent } from "@toolgate/core"
-import { Predicate } from "effect"
+import * as Predicate from "effect/Predicate"
 import * as Anthropic from "../Anthropic.js"
 import * as FinishProfile from "../FinishProfile.js"
 import * as Gemini from "../Gemini.js"

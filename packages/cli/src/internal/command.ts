@@ -9,8 +9,11 @@
  */
 import * as FinishProfile from "@toolgate/adapters/FinishProfile"
 import * as Provider from "@toolgate/adapters/Provider"
-import { Effect, FileSystem, Option, Schema } from "effect"
 import { Flag } from "effect/cli"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { parseMs } from "./duration.js"
 
 /**

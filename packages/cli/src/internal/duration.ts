@@ -4,7 +4,8 @@
  *
  * @internal
  */
-import { Duration, Option } from "effect"
+import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
 
 const compact = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/
 

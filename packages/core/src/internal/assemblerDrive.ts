@@ -5,7 +5,11 @@
  *
  * @internal
  */
-import { Cause, Effect, Pull, Result, Stream } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Pull from "effect/Pull"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
 import type { AssembledTurn, Machine, Output } from "../Assembler.js"
 import type { AssemblyError } from "../AssemblyError.js"
 import type * as EventReader from "../EventReader.js"

@@ -14,7 +14,8 @@
  *
  * @internal
  */
-import { DateTime, Option } from "effect"
+import * as DateTime from "effect/DateTime"
+import * as Option from "effect/Option"
 
 /** Milliseconds in a wall-clock day. */
 const dayMs = 86_400_000

@@ -15,7 +15,12 @@
  *
  * @internal
  */
-import { Cause, Channel, Effect, Pull, Scope, Stream } from "effect"
+import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
+import * as Effect from "effect/Effect"
+import * as Pull from "effect/Pull"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type { AssembledTurn, Machine, Output } from "../Assembler.js"
 import type { AssemblyError } from "../AssemblyError.js"
 import type * as EventReader from "../EventReader.js"

@@ -13,7 +13,10 @@
  *
  * @internal
  */
-import { type Context, Effect, Exit, type Fiber } from "effect"
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 
 /** A caller's request and where its answer goes. */
 interface Waiting<Req, A, E> {

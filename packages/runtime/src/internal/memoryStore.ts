@@ -9,7 +9,10 @@
  *
  * @internal
  */
-import { Array as Arr, Effect, Option, Order } from "effect"
+import * as Arr from "effect/Array"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Order from "effect/Order"
 import { type FencedOperation, LeaseLost, type StoreOperation, StoreUnavailable } from "../ExecutionError.js"
 import * as ExecutionMetrics from "../ExecutionMetrics.js"
 import type * as FollowUp from "../FollowUp.js"

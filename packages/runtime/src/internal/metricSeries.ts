@@ -7,7 +7,8 @@
  *
  * @internal
  */
-import { Effect, Metric } from "effect"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 
 type Counter = Metric.Metric<number, unknown>
 

@@ -10,7 +10,7 @@
  *
  * @internal
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Migrator, SqlClient } from "effect/sql"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
 import * as Rules from "./storeRules.js"

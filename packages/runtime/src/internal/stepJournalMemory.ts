@@ -5,7 +5,8 @@
  *
  * @internal
  */
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { StoreUnavailable } from "../ExecutionError.js"
 import type * as StepJournal from "../StepJournal.js"
 import { StepLeaseLost } from "../StepJournal.js"

@@ -7,7 +7,8 @@
  *
  * @internal
  */
-import { Exit, Schema } from "effect"
+import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
 import * as StepJournal from "../StepJournal.js"
 import { maxStepOutputBytes, positive, render } from "./storeRules.js"
 

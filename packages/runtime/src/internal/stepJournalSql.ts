@@ -10,7 +10,9 @@
  *
  * @internal
  */
-import { Effect, Option, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { SqlClient } from "effect/sql"
 import { type StoreOperation, StoreUnavailable } from "../ExecutionError.js"
 import type * as StepJournal from "../StepJournal.js"

@@ -15,7 +15,14 @@
  * @internal
  */
 import { Assembler, type AssemblyError, type ModelStream, ModelStreamError, type StreamEvent } from "@toolgate/core"
-import { Clock, Duration, Effect, Exit, Metric, Option, Schedule, Stream } from "effect"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
 import type * as ToolCallPipeline from "../ToolCallPipeline.js"
 import * as MetricSeries from "./metricSeries.js"
 

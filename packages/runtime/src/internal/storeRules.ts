@@ -7,7 +7,9 @@
  *
  * @internal
  */
-import { Clock, Effect, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { InvalidStoreRequest } from "../ExecutionError.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
 

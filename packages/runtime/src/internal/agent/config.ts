@@ -5,7 +5,9 @@
  *
  * @internal
  */
-import { Duration, Result, Schedule } from "effect"
+import * as Duration from "effect/Duration"
+import * as Result from "effect/Result"
+import * as Schedule from "effect/Schedule"
 import * as Agent from "../../Agent.js"
 import * as IdempotencyStore from "../../IdempotencyStore.js"
 import { render } from "../storeRules.js"

@@ -12,8 +12,15 @@
  * @internal
  */
 import { Assembler, IdempotencyKey, ModelStream, ModelStreamError, type StreamEvent, ToolCall } from "@toolgate/core"
-import { Clock, Data, Duration, Effect, Metric, Result, Schedule, Stream } from "effect"
 import type { Prompt, Tool } from "effect/ai"
+import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as Result from "effect/Result"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import * as Agent from "../../Agent.js"
 import type { StoreUnavailable } from "../../ExecutionError.js"

@@ -20,8 +20,10 @@
  * @internal
  */
 import { IdempotencyKey, ModelStream } from "@toolgate/core"
-import { Exit, Result, Schema } from "effect"
 import { Prompt } from "effect/ai"
+import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 import type * as ExecutionError from "../../ExecutionError.js"
 import type * as StepJournal from "../../StepJournal.js"

@@ -13,7 +13,13 @@
  * @internal
  */
 import { IdempotencyKey, KeyPolicy, type ToolCall } from "@toolgate/core"
-import { Cause, Clock, Data, Effect, Exit, Option, Result } from "effect"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import { hash, randomUUID } from "node:crypto"
 import {
   AttemptsExhausted,

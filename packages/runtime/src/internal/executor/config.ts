@@ -8,8 +8,14 @@
  * @internal
  */
 import { IdempotencyKey, KeyPolicy, type ToolCall } from "@toolgate/core"
-import { Context, Duration, type Exit, Metric, Result, Schedule, Schema } from "effect"
 import type { Tool, Toolkit } from "effect/ai"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import type * as Exit from "effect/Exit"
+import * as Metric from "effect/Metric"
+import * as Result from "effect/Result"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import { type ExecutorOption, InvalidExecutorOptions } from "../../ExecutionError.js"
 import * as ExecutionMetrics from "../../ExecutionMetrics.js"
 import type * as IdempotencyStore from "../../IdempotencyStore.js"

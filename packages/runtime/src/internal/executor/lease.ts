@@ -9,7 +9,13 @@
  *
  * @internal
  */
-import { Cause, Clock, type Context, Data, Effect, Exit, Fiber } from "effect"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import type { LeaseLost } from "../../ExecutionError.js"
 import type * as IdempotencyStore from "../../IdempotencyStore.js"
 import type { Entry, LiveContext } from "./config.js"

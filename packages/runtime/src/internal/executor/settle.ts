@@ -7,7 +7,12 @@
  *
  * @internal
  */
-import { Cause, Duration, Effect, Exit, Option, type Schema } from "effect"
+import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import type * as Schema from "effect/Schema"
 import {
   type ExecutionError,
   ExecutionTimeout,

@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /** See `Outbox.MessageLeaseLost`. @internal */
 export class MessageLeaseLost extends Schema.TaggedError<MessageLeaseLost>()("MessageLeaseLost", {

@@ -6,7 +6,8 @@
  *
  * @internal
  */
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import type * as FollowUp from "../../FollowUp.js"
 import type * as Outbox from "../../Outbox.js"
 import { clampLimit } from "../storeRules.js"

@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { SqlClient } from "effect/sql"
 import type * as Outbox from "../../Outbox.js"
 import * as Codecs from "../sqlCodecs.js"

@@ -5,8 +5,9 @@
  * @internal
  */
 import { PgClient } from "@effect/sql-pg"
-import type { Queue, Scope } from "effect"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
 import type { SqlError } from "effect/sql"
 import { defaultSchema } from "../../IdempotencyStore.js"
 import { checkSchema, names } from "../sqlStatements.js"
