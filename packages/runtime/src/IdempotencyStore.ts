@@ -512,26 +512,32 @@ export const layerMemory: Layer.Layer<IdempotencyStore> = Layer.effect(Idempoten
 /**
  * SQL store options. `schema`: the PostgreSQL schema holding the tables (`idem_record`,
  * `idem_attempt`, `idem_resolution`, the `StepJournal`'s `step_journal`, sequence `idem_fence_seq`,
- * migrations table `toolgate_migrations`); default `toolgate`. Lowercase letters, digits and `_`,
+ * function `idem_complete_many`, migrations table `toolgate_migrations`); default `toolgate`. Lowercase letters, digits and `_`,
  * starting with a letter or `_`, ≤ 63 characters.
  *
- * `groupCommit`: how the claims of one process share statements (default
- * {@link defaultGroupCommit}; `false`: every claim alone). While `inFlight` claim statements are on
- * their way to the database, a claim (of `claim`, reading the database's clock, outside a
- * transaction of the `SqlClient`) waits beside the claims other fibers make, and they go together
- * as one `claimMany` statement of at most `maxBatch` claims when one of those answers (both integers
- * ≥ 1; otherwise building the layer dies). A claim waits `maxWaitMs` at most (one timer per store,
- * running while claims wait): the claims not sent by then go at once, in a statement of their own
- * outside the `inFlight` bound, so claims of free keys do not queue behind statements that wait for a
- * row lock another transaction holds (`Infinity`: no bound; a number ≥ 0). Nothing waits while fewer
- * are out, so a lone call pays no delay; a busy worker sends fewer statements, commits and WAL
- * flushes per call (`bench/RESULTS.md`, execution). Each claim gets the answer its own
- * statement would have given (a repeat of one key in a statement is decided after the first); a
- * statement that fails fails every claim in it with `StoreUnavailable` naming each one's key (one that
- * a deadlock aborted sends its claims alone instead; a failure after it fails only the claims it concerns); a
- * claim whose caller is interrupted while it waits is never sent. Completes go alone: a batch
- * `UPDATE` joined to its requests is planned as a hash join over the in-progress rows on a table
- * the planner thinks small, which costs more than it saves.
+ * `groupCommit`: how the claims and the completes of one process share statements (default
+ * {@link defaultGroupCommit}; `false`: every claim and complete alone). While `inFlight` claim
+ * statements are on their way to the database, a claim (of `claim`, reading the database's clock,
+ * outside a transaction of the `SqlClient`) waits beside the claims other fibers make, and they go
+ * together as one `claimMany` statement of at most `maxBatch` claims when one of those answers (both
+ * integers ≥ 1; otherwise building the layer dies). Completes do the same, apart from claims: a
+ * `complete` without follow-ups, reading the database's clock, outside a transaction, waits while
+ * `inFlight` complete statements are out and goes with the completes beside it as one statement
+ * (migration 6's function `idem_complete_many`, which updates each record by its key, in key order).
+ * A request waits `maxWaitMs` at most (one timer per kind, running while requests wait): the ones
+ * not sent by then go at once, in a statement of their own outside the `inFlight` bound, so requests
+ * of free keys do not queue behind statements that wait for a row lock another transaction holds
+ * (`Infinity`: no bound; a number ≥ 0). Nothing waits while fewer are out, so a lone call pays no
+ * delay; a busy worker sends fewer statements, commits and WAL flushes per call (`bench/RESULTS.md`,
+ * execution). Each request gets the answer its own statement would have given (a repeat of one key
+ * in a statement is decided after the first; a complete the shared statement did not apply is
+ * confirmed as a single complete's is: done when an identical write of ours committed, else
+ * `LeaseLost`); a statement that fails fails every request in it with `StoreUnavailable` naming each
+ * one's key (one that a deadlock aborted sends its requests alone, in turn, instead; a failure after
+ * it fails only the requests it concerns); a request whose caller is interrupted while it waits is
+ * never sent. What could fail a shared statement for everyone goes alone: a NUL, text that could pass
+ * the 256 KiB bounds or an identity the primary key's index cannot hold, a lease or retention beyond
+ * 10^12 ms.
  *
  * @since 0.1.0
  * @category models
@@ -546,15 +552,16 @@ export interface SqlOptions {
 }
 
 /**
- * Group commit's defaults (see {@link SqlOptions}): 2 claim statements in flight before claims wait
- * and go together, at most 64 claims per statement (the setting that did best at 8 and 32 fibers
- * in `bench/executorCpu.ts`), a claim waiting 100 ms at most (far beyond a claim statement's usual
- * round trip) before it goes alone.
+ * Group commit's defaults (see {@link SqlOptions}): 1 statement of each kind (claims, completes) in
+ * flight before requests wait and go together, at most 64 requests per statement, a request waiting
+ * 100 ms at most (far beyond a statement's usual round trip) before it goes alone. With claims and
+ * completes both group-committed, 1 in flight did best at 8 and 32 fibers in `bench/executorCpu.ts`
+ * (2 and 4 send more, smaller statements); a lone call goes at once either way.
  *
  * @since 0.1.0
  * @category constants
  */
-export const defaultGroupCommit = { inFlight: 2, maxBatch: 64, maxWaitMs: 100 } as const
+export const defaultGroupCommit = { inFlight: 1, maxBatch: 64, maxWaitMs: 100 } as const
 
 /**
  * Default schema of the SQL store.

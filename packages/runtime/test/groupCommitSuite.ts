@@ -1,11 +1,13 @@
 /**
- * Group commit of the SQL store's claims (`IdempotencyStore.SqlOptions.groupCommit`), against a
- * SQL layer built with one claim statement in flight: claims that fibers make at once share
- * statements (the rows they write share a transaction id, `xmin`) and each is won once; any mix of
- * concurrent claims, repeats and seeded records included, answers key by key as the same claims
- * made one after another; a claim inside a transaction stays in it; a claim that cannot share a
- * statement goes alone. On the server also: a caller interrupted while it waits is never written,
- * and a failed statement fails each of its claims with its own key.
+ * Group commit of the SQL store's claims and completes (`IdempotencyStore.SqlOptions.groupCommit`),
+ * against a SQL layer built with one statement of each kind in flight: claims (and completes) that
+ * fibers make at once share statements (the rows they write share a transaction id, `xmin`) and each
+ * is decided once; any mix of concurrent claims, repeats and seeded records included, answers key by
+ * key as the same claims made one after another, and so does any mix of concurrent completes (repeats,
+ * settled, released, parked and taken-over leases); a claim or complete inside a transaction stays in
+ * it; one that cannot share a statement goes alone. On the server also: a caller interrupted while it
+ * waits is never written, a failed statement fails each of its requests with its own key, and a shared
+ * statement a deadlock aborts answers as its requests alone would.
  */
 import { assert, layer } from "@effect/vitest"
 import { IdempotencyStore as Store } from "@toolgate/runtime"
@@ -291,6 +293,194 @@ export const groupCommitConformance = (
         }
       }))
 
+    /** Claims `refs` (each a fresh record) and returns their leases. */
+    const leases = (store: Store.IdempotencyStore["Service"], refs: ReadonlyArray<Store.RecordRef>) =>
+      Effect.forEach(refs, (ref) =>
+        Effect.flatMap(store.claim(clockless(ref)), (claim) =>
+          claim._tag === "Claimed" ? Effect.succeed(claim.lease) : Effect.die(`${ref.key} was not claimed`)))
+
+    /** A complete's answer as data: done, or the tag (and operation) of its failure. */
+    const completeAnswer = (exit: Exit.Exit<void, unknown>) => {
+      if (Exit.isSuccess(exit)) {
+        return "done"
+      }
+      const error = Option.getOrUndefined(Cause.findErrorOption(exit.cause)) as { _tag?: string } | undefined
+      return error?._tag ?? String(exit)
+    }
+
+    /** A record's outcome without its instants: status, fence and stored result. */
+    const outcome = (store: Store.IdempotencyStore["Service"], ref: Store.RecordRef) =>
+      Effect.map(store.read(ref), (record) =>
+        Option.match(record, {
+          onNone: () =>
+            "none",
+          onSome: (r) =>
+            JSON.stringify([r.status, r.attempt, r.resultText])
+        }))
+
+    /**
+     * `completes` made at once behind a lone complete (one statement out at a time), so they wait and
+     * go together: their exits, in order.
+     */
+    const completedTogether = (
+      store: Store.IdempotencyStore["Service"],
+      completes: ReadonlyArray<readonly [Store.Lease, string]>
+    ) =>
+      Effect.gen(function*() {
+        const [lead] = yield* leases(store, [fresh("lead")])
+        const exits = yield* Effect.forEach(
+          [[lead, "{}"] as const, ...completes],
+          ([lease, result]) => Effect.exit(store.complete(lease, { result, retentionMs: 60_000 })),
+          { concurrency: "unbounded" }
+        )
+        return exits.slice(1)
+      })
+
+    it.effect("24 fibers completing their leases at once share statements; each record holds its own result", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const scope = fresh("gc-complete").scope
+        const refs = Array.from({ length: 24 }, (_, i) => ({ scope, key: `${fresh("gc-complete").key}-${i}` }))
+        const held = yield* leases(store, refs)
+        const exits = yield* Effect.forEach(
+          held,
+          (lease, i) => Effect.exit(store.complete(lease, { result: `{"n":${i}}`, retentionMs: 60_000 })),
+          { concurrency: "unbounded" }
+        )
+        exits.forEach((exit, i) => assert.strictEqual(completeAnswer(exit), "done", refs[i].key))
+        for (const [i, ref] of refs.entries()) {
+          assert.strictEqual(yield* outcome(store, ref), JSON.stringify(["succeeded", 1, `{"n":${i}}`]))
+        }
+        const statements = yield* writers(schema, scope)
+        // one statement out at a time: the first goes alone, the 23 that waited meanwhile go together
+        assert.isAtMost(statements, 3, `${statements} statements wrote 24 completes`)
+      }))
+
+    /** What a lease has been through before the completes meet it. */
+    const Before = Schema.Literals(["held", "completed", "released", "failed", "parked", "takenOver"])
+
+    const prepare = (store: Store.IdempotencyStore["Service"], ref: Store.RecordRef, before: typeof Before.Type) =>
+      Effect.gen(function*() {
+        const claim = yield* store.claim(
+          clockless(ref, before === "takenOver" ? { leaseMs: 100 } : {})
+        )
+        if (claim._tag !== "Claimed") return yield* Effect.die("the lease was not claimed")
+        const lease = claim.lease
+        if (before === "completed") yield* store.complete(lease, { result: "{\"first\":true}", retentionMs: 60_000 })
+        if (before === "released") yield* store.release(lease, { error: null })
+        if (before === "failed") yield* store.fail(lease, { error: "{\"refused\":true}", retentionMs: 60_000 })
+        if (before === "parked") yield* store.park(lease, { error: null })
+        if (before === "takenOver") {
+          yield* Effect.sleep("150 millis")
+          const taken = yield* store.claim(clockless(ref))
+          if (taken._tag !== "Claimed") return yield* Effect.die("the expired lease was not taken over")
+        }
+        return lease
+      })
+
+    it.effect.prop(
+      "any completes made at once (repeats, settled, released, parked and taken-over leases among them) answer key by key as one after another",
+      {
+        befores: Schema.Array(Before).check(Schema.isMinLength(1), Schema.isMaxLength(4)),
+        picks: Schema.Array(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 3 }))).check(
+          Schema.isMinLength(1),
+          Schema.isMaxLength(8)
+        )
+      },
+      ({ befores, picks }) =>
+        Effect.gen(function*() {
+          const store = yield* IdempotencyStore
+          const atOnce = befores.map(() => fresh("complete-at-once"))
+          const inTurn = befores.map(() => fresh("complete-in-turn"))
+          const leasesAtOnce: Array<Store.Lease> = []
+          const leasesInTurn: Array<Store.Lease> = []
+          for (let i = 0; i < befores.length; i++) {
+            leasesAtOnce.push(yield* prepare(store, atOnce[i], befores[i]))
+            leasesInTurn.push(yield* prepare(store, inTurn[i], befores[i]))
+          }
+          const chosen = picks.map((p) => p % befores.length)
+          const resultOf = (k: number) => `{"key":${k}}`
+          const concurrent = yield* completedTogether(
+            store,
+            chosen.map((k) => [leasesAtOnce[k], resultOf(k)] as const)
+          )
+          const sequential: Array<Exit.Exit<void, unknown>> = []
+          for (const k of chosen) {
+            sequential.push(
+              yield* Effect.exit(store.complete(leasesInTurn[k], { result: resultOf(k), retentionMs: 60_000 }))
+            )
+          }
+          for (let k = 0; k < befores.length; k++) {
+            const of = (exits: ReadonlyArray<Exit.Exit<void, unknown>>) =>
+              exits.filter((_, j) => chosen[j] === k).map(completeAnswer).toSorted()
+            assert.deepStrictEqual(of(concurrent), of(sequential), `before: ${befores[k]}`)
+            assert.strictEqual(
+              yield* outcome(store, atOnce[k]),
+              yield* outcome(store, inTurn[k]),
+              `before: ${befores[k]}`
+            )
+          }
+        }),
+      { arbitrary: { runs: Math.max(5, Math.ceil(options.propertyRuns / 3)) } }
+    )
+
+    it.effect("completes made inside a transaction stay in it: rolled back, every lease is still held", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const sql = yield* SqlClient.SqlClient
+        const refs = Array.from({ length: 6 }, () => fresh("complete-tx"))
+        const held = yield* leases(store, refs)
+        const rolledBack = yield* sql.withTransaction(
+          Effect.flatMap(
+            Effect.forEach(held, (lease) => store.complete(lease, { result: "{}", retentionMs: 60_000 }), {
+              concurrency: "unbounded"
+            }),
+            () => Effect.fail("roll back" as const)
+          )
+        ).pipe(Effect.flip)
+        assert.strictEqual(rolledBack, "roll back")
+        for (const ref of refs) {
+          assert.strictEqual(JSON.parse(yield* outcome(store, ref))[0], "in_progress")
+        }
+      }))
+
+    it.effect("a complete that could fail a shared statement goes alone: its refusal is its own", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const refs = Array.from({ length: 4 }, () => fresh("complete-odd"))
+        const big = fresh("complete-odd")
+        const nul = fresh("complete-odd")
+        const [bigLease, nulLease, ...held] = yield* leases(store, [big, nul, ...refs])
+        const exits = yield* completedTogether(store, [
+          ...held.map((lease) => [lease, "{}"] as const),
+          [bigLease, JSON.stringify({ a: "x".repeat(300_000) })],
+          [nulLease, "{\"a\":\"\u0000\"}"]
+        ])
+        exits.slice(0, held.length).forEach((exit, i) => assert.strictEqual(completeAnswer(exit), "done", refs[i].key))
+        for (const [exit, ref] of [[exits[held.length], big], [exits[held.length + 1], nul]] as const) {
+          const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.findErrorOption(exit.cause)) : undefined
+          assert.strictEqual(error?._tag, "StoreUnavailable", `${ref.key}: ${String(exit)}`)
+          assert.strictEqual(error?._tag === "StoreUnavailable" ? error.keyHash : null, ref.key)
+          assert.strictEqual(JSON.parse(yield* outcome(store, ref))[0], "in_progress")
+        }
+      }))
+
+    it.effect("a lone surrogate in a result, a tenant or a key is stored as a single complete stores it", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const odd = { scope: `${fresh("surrogate").scope}-\ud800`, key: `${fresh("surrogate").key}-\udc00` }
+        const twin = { scope: `${fresh("surrogate").scope}-\ud800`, key: `${fresh("surrogate").key}-\udc00` }
+        const [together, alone] = yield* leases(store, [odd, twin])
+        const result = "{\"name\":\"\ud83d-broken\"}"
+        const [exit] = yield* completedTogether(store, [[together, result]])
+        assert.strictEqual(completeAnswer(exit), "done")
+        yield* store.complete(alone, { result, retentionMs: 60_000 })
+        const stored = (ref: Store.RecordRef) =>
+          Effect.map(store.read(ref), Option.map((r) => [r.status, r.resultText]))
+        assert.deepStrictEqual(yield* stored(odd), yield* stored(twin))
+        assert.deepStrictEqual(Option.map(yield* stored(odd), ([status]) => status), Option.some("succeeded"))
+      }))
+
     if (!options.server) return
 
     /** Holds an exclusive lock on the record table from another connection until `release` completes. */
@@ -439,5 +629,72 @@ export const groupCommitConformance = (
           assert.strictEqual(error?._tag, "StoreUnavailable", `${ref.key}: ${String(error)}`)
           assert.strictEqual(error?._tag === "StoreUnavailable" ? error.keyHash : null, ref.key)
         }
+      }))
+    it.effect("a shared complete statement that fails fails each of its completes, each naming its own key", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const sql = yield* SqlClient.SqlClient
+        const alone = fresh("complete-cancel")
+        const together = Array.from({ length: 3 }, () => fresh("complete-cancel"))
+        const [aloneLease, ...held] = yield* leases(store, [alone, ...together])
+        const release = yield* Deferred.make<void>()
+        const lock = yield* Effect.forkChild(lockTable(sql, Deferred.await(release)))
+        yield* locked(sql)
+        const complete = (lease: Store.Lease) =>
+          Effect.forkChild(Effect.exit(store.complete(lease, { result: "{}", retentionMs: 60_000 })))
+        const first = yield* complete(aloneLease)
+        const [single] = yield* blocked(sql, 1, `%UPDATE "${schema}"."idem_record"%`)
+        const rest = yield* Effect.forEach(held, complete)
+        yield* Effect.sleep("20 millis")
+        // the lone complete's statement is cancelled; the three that waited go as one statement, cancelled too
+        yield* sql.unsafe(`SELECT pg_cancel_backend($1)`, [single])
+        const [shared] = yield* blocked(sql, 1, `%idem_complete_many%`)
+        yield* sql.unsafe(`SELECT pg_cancel_backend($1)`, [shared])
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(lock)
+        const exits = [yield* Fiber.join(first), ...(yield* Effect.forEach(rest, Fiber.join))]
+        for (const [exit, ref] of exits.map((e, i) => [e, [alone, ...together][i]] as const)) {
+          const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.findErrorOption(exit.cause)) : undefined
+          assert.strictEqual(error?._tag, "StoreUnavailable", `${ref.key}: ${String(error)}`)
+          assert.strictEqual(error?._tag === "StoreUnavailable" ? error.keyHash : null, ref.key)
+          assert.strictEqual(JSON.parse(yield* outcome(store, ref))[0], "in_progress")
+        }
+      }))
+
+    it.effect("a shared complete statement caught in a deadlock with a transaction answers as its completes alone would", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const sql = yield* SqlClient.SqlClient
+        const base = fresh("complete-deadlock")
+        const a = { scope: base.scope, key: `${base.key}-a` }
+        const b = { scope: base.scope, key: `${base.key}-b` }
+        const [leaseA, leaseB] = yield* leases(store, [a, b])
+        const holdsB = yield* Deferred.make<void>()
+        const go = yield* Deferred.make<void>()
+        const lockRow = (ref: Store.RecordRef) =>
+          sql.unsafe(`SELECT 1 FROM "${schema}".idem_record WHERE scope = $1 AND idem_key = $2 FOR UPDATE`, [
+            ref.scope,
+            ref.key
+          ])
+        // a transaction locks b, then (while the shared statement holds a and waits for b) a
+        const transaction = yield* Effect.forkChild(
+          sql.withTransaction(
+            Effect.gen(function*() {
+              yield* lockRow(b)
+              yield* Deferred.succeed(holdsB, undefined)
+              yield* Deferred.await(go)
+              yield* lockRow(a)
+            })
+          ).pipe(Effect.exit)
+        )
+        yield* Deferred.await(holdsB)
+        const shared = yield* Effect.forkChild(completedTogether(store, [[leaseA, "{\"a\":1}"], [leaseB, "{\"b\":1}"]]))
+        yield* blocked(sql, 1, `%idem_complete_many%`)
+        yield* Deferred.succeed(go, undefined)
+        yield* Fiber.join(transaction)
+        const answers = yield* Fiber.join(shared)
+        answers.forEach((exit, i) => assert.strictEqual(completeAnswer(exit), "done", ["a", "b"][i]))
+        assert.strictEqual(yield* outcome(store, a), JSON.stringify(["succeeded", 1, "{\"a\":1}"]))
+        assert.strictEqual(yield* outcome(store, b), JSON.stringify(["succeeded", 1, "{\"b\":1}"]))
       }))
   })

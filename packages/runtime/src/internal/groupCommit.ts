@@ -1,5 +1,5 @@
 /**
- * Group commit: the writes of one kind (the SQL store's claims) that fibers of this process make while
+ * Group commit: the writes of one kind (the SQL store's claims, or its completes) that fibers of this process make while
  * `inFlight` statements of that kind are already on their way to the database wait, and go together
  * as one statement when one of those answers ("natural batching": nothing waits while fewer are
  * in flight, so a lone caller pays no delay, and a busy process sends fewer, larger statements —

@@ -218,6 +218,10 @@ export const asStored = (r: IdempotencyStore.ClaimRequest): IdempotencyStore.Cla
       arguments: r.arguments == null ? r.arguments : toWellFormed(r.arguments)
     }
 
+/** A record's scope and key as text parameters store them (see {@link asStored}). @internal */
+export const asStoredRef = (r: IdempotencyStore.RecordRef): IdempotencyStore.RecordRef =>
+  wellFormed(r.scope) && wellFormed(r.key) ? r : { scope: toWellFormed(r.scope), key: toWellFormed(r.key) }
+
 /** The JSON array of a batch of claims, in the shape of `claimMany`'s `jsonb_to_recordset`. @internal */
 export const claimManyJson = (requests: ReadonlyArray<IdempotencyStore.ClaimRequest>): string =>
   JSON.stringify(requests.map((r) => ({
@@ -247,6 +251,42 @@ export const complete = codec(CompleteRequest, FenceRow, (r) => [
   r.retentionMs,
   r.now
 ])
+/**
+ * A batch of completes: `completes` is the JSON array `completeManyJson` makes; each row a lease
+ * the statement completed. @internal
+ */
+export const completeMany = codec(
+  Schema.Struct({ completes: Schema.String }),
+  Schema.Struct({ scope: Schema.String, key: Schema.String, fence: Fence }),
+  (r) => [r.completes]
+)
+
+/** One complete of a batch: the lease and what `complete` writes. @internal */
+export interface CompleteEntry {
+  readonly scope: string
+  readonly key: string
+  readonly fence: bigint
+  readonly result: string
+  readonly externalRef: string | null
+  readonly retentionMs: number
+}
+
+/**
+ * The JSON array of a batch of completes, in the shape of `completeMany`'s `jsonb_to_recordset`:
+ * text as a text parameter stores it (a lone surrogate as U+FFFD, which `jsonb` would refuse as an
+ * escape), the fence as a decimal string (a JSON number loses an `int8` beyond 2^53). @internal
+ */
+export const completeManyJson = (entries: ReadonlyArray<CompleteEntry>): string =>
+  JSON.stringify(entries.map((e) => ({
+    scope: toWellFormed(e.scope),
+    key: toWellFormed(e.key),
+    fence: e.fence.toString(),
+    result: toWellFormed(e.result),
+    result_bytes: Buffer.byteLength(e.result, "utf8"),
+    external_ref: e.externalRef === null ? null : toWellFormed(e.externalRef),
+    retention_ms: e.retentionMs
+  })))
+
 const CompleteWithFollowUpsRequest = Schema.Struct({ ...CompleteRequest.fields, messages: Schema.String })
 /** @internal */
 export const completeWithFollowUps = codec(CompleteWithFollowUpsRequest, FenceRow, (r) => [

@@ -26,6 +26,8 @@ export interface Names {
   readonly migrations: string
   readonly stepJournal: string
   readonly outbox: string
+  /** The function that completes a batch of leases (migration 6). */
+  readonly completeMany: string
   /** The `LISTEN`/`NOTIFY` channel a write of follow-ups notifies (an identifier, unquoted). */
   readonly channel: string
 }
@@ -39,6 +41,7 @@ export const names = (schema: string): Names => ({
   migrations: `${schema}.toolgate_migrations`,
   stepJournal: `"${schema}"."step_journal"`,
   outbox: `"${schema}"."outbox_message"`,
+  completeMany: `"${schema}"."idem_complete_many"`,
   channel: `toolgate_outbox_${schema}`.slice(0, 63)
 })
 
@@ -197,6 +200,14 @@ SET status = 'succeeded', result = $4, result_bytes = $5, external_ref = $6, err
 FROM (SELECT coalesce($8::timestamptz, now()) AS now) AS t
 WHERE r.scope = $1 AND r.idem_key = $2 AND r.fence = $3 AND r.status = 'in_progress'
 RETURNING r.fence`,
+
+  /**
+   * Complete several leases in one statement — `$1` a JSON array of `{ scope, key, fence, result,
+   * result_bytes, external_ref, retention_ms }` (`completeManyJson`), each completed as
+   * {@link complete} completes it, at one clock reading. Returns the scope, key and fence of each
+   * lease it completed (migration 6's function: one `UPDATE` by primary key per lease, in key order).
+   */
+  completeMany: `SELECT scope, idem_key AS "key", fence FROM ${n.completeMany}($1::jsonb)`,
 
   /** Fail — `$1, $2, $3 fence, $4 error text, $5 retention_ms, $6 now` */
   fail: `UPDATE ${n.record} AS r
@@ -577,6 +588,45 @@ const outbox = (schema: string): ReadonlyArray<string> => {
   ]
 }
 
+/**
+ * Migration 6: the function behind `completeMany`. It runs the `complete` statement's update once
+ * per lease of the batch, by primary key, in key order (batch order among repeats), so each
+ * completes exactly as `complete` alone would, one after another, and batches that share leases
+ * take their row locks in one order. A single `UPDATE … FROM jsonb_to_recordset(…)` was not used:
+ * its plan is the planner's choice, and on a table it takes for small that is a hash join over every
+ * in-progress record (the lease index); the function's update is planned as `complete` is, one
+ * record by its key.
+ */
+const completeMany = (schema: string): ReadonlyArray<string> => {
+  const n = names(schema)
+  return [
+    `CREATE FUNCTION ${n.completeMany}(batch jsonb)
+RETURNS TABLE (scope text, idem_key text, fence bigint)
+LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+DECLARE
+  c record;
+  clock timestamptz := now();
+BEGIN
+  FOR c IN
+    SELECT * FROM ROWS FROM (
+        jsonb_to_recordset(batch) AS (scope text, key text, fence bigint, result text, result_bytes integer,
+                                      external_ref text, retention_ms double precision)
+      ) WITH ORDINALITY AS x(scope, key, fence, result, result_bytes, external_ref, retention_ms, ord)
+    ORDER BY x.scope, x.key, x.ord
+  LOOP
+    RETURN QUERY UPDATE ${n.record} AS r
+    SET status = 'succeeded', result = c.result, result_bytes = c.result_bytes, external_ref = c.external_ref,
+        error = NULL, lease_expires_at = NULL, owner = NULL, completed_at = clock, updated_at = clock,
+        expires_at = clock + c.retention_ms * interval '1 millisecond'
+    WHERE r.scope = c.scope AND r.idem_key = c.key AND r.fence = c.fence AND r.status = 'in_progress'
+    RETURNING r.scope, r.idem_key, r.fence;
+  END LOOP;
+END
+$fn$`
+  ]
+}
+
 /** Dies on a schema name that is not a plain identifier (it is interpolated into SQL). @internal */
 export const checkSchema = (schema: string): Effect.Effect<void> =>
   identifier.test(schema) ? Effect.void : Effect.die(new Error(`invalid schema name ${JSON.stringify(schema)}`))
@@ -608,6 +658,11 @@ export const migrations = (schema: string): Migrator.Loader =>
       yield* checkSchema(schema)
       const sql = yield* SqlClient.SqlClient
       for (const statement of outbox(schema)) yield* sql.unsafe(statement)
+    }),
+    "6_complete_many": Effect.gen(function*() {
+      yield* checkSchema(schema)
+      const sql = yield* SqlClient.SqlClient
+      for (const statement of completeMany(schema)) yield* sql.unsafe(statement)
     })
   })
 

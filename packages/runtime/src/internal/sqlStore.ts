@@ -1,6 +1,6 @@
 /**
  * The SQL implementation of `IdempotencyStore`: one statement per operation (claim, the claims of
- * a step, read, complete, fail, release, heartbeat, park, park-expired, resolve (audited or not),
+ * a step, read, complete, the completes of several calls, fail, release, heartbeat, park, park-expired, resolve (audited or not),
  * reap, purge, journal, list, resolutions), with
  * the semantics listed in `IdempotencyStore.ts`, in the portable subset that runs on PostgreSQL
  * ≥ 13 and PGlite (no `RETURNING old.*`, no `ON CONFLICT DO SELECT`). Statements are rendered once
@@ -135,9 +135,41 @@ export const queryOn = (sql: SqlClient.SqlClient) =>
   }
 }
 
+/** A complete without follow-ups, at the database's clock: what a shared `completeMany` statement takes. */
+interface Completing {
+  readonly lease: IdempotencyStore.FencedRef
+  readonly result: string
+  readonly externalRef: string | null
+  readonly retentionMs: number
+}
+
+/**
+ * The answers of a shared statement (`batch`: an answer per request) or, when the statement itself
+ * fails, that failure as each request's, naming its own key. A deadlock is the shared statement's
+ * own (it locks several rows; alone, a request locks one): its victim wrote nothing, so each
+ * request goes alone (`one`), in turn, and gets that answer.
+ */
+const sharedOrInTurn = <Req extends { readonly key: string } | { readonly lease: { readonly key: string } }, A, E>(
+  requests: ReadonlyArray<Req>,
+  batch: Effect.Effect<ReadonlyArray<Exit.Exit<A, E>>, StoreUnavailable>,
+  one: (request: Req) => Effect.Effect<A, E>
+): Effect.Effect<ReadonlyArray<Exit.Exit<A, E | StoreUnavailable>>> =>
+  Effect.flatMap(Effect.exit(batch), (exit): Effect.Effect<ReadonlyArray<Exit.Exit<A, E | StoreUnavailable>>> => {
+    if (Exit.isSuccess(exit)) return Effect.succeed(exit.value)
+    const failure = Cause.findErrorOption(exit.cause)
+    if (Option.isSome(failure) && failure.value.code === "40P01") {
+      return Effect.forEach(requests, (req) => Effect.exit(one(req)))
+    }
+    return Effect.succeed(
+      requests.map((req) =>
+        Exit.mapError(exit as Exit.Exit<never, StoreUnavailable>, naming("key" in req ? req.key : req.lease.key))
+      )
+    )
+  })
+
 const isCount = (n: number): boolean => Number.isInteger(n) && n >= 1
 
-/** How the store group-commits claims (`false`: every claim alone in its statement). @internal */
+/** How the store group-commits claims and completes (`false`: each alone in its statement). @internal */
 export type GroupCommitOptions =
   | { readonly inFlight: number; readonly maxBatch: number; readonly maxWaitMs: number }
   | false
@@ -170,6 +202,7 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
     const readQuery = query("read", s.read, Codecs.read)
     const peekQuery = query("read", s.peek, Codecs.peek)
     const completeQuery = query("complete", s.complete, Codecs.complete)
+    const completeManyQuery = query("complete", s.completeMany, Codecs.completeMany)
     const failQuery = query("fail", s.fail, Codecs.fail)
     const releaseQuery = query("release", s.release, Codecs.release)
     const heartbeatQuery = query("heartbeat", s.heartbeat, Codecs.heartbeat)
@@ -373,18 +406,7 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       ...groupCommit,
       one: claimOne,
       many: (requests: ReadonlyArray<IdempotencyStore.ClaimRequest>) =>
-        Effect.flatMap(Effect.exit(claimBatch(requests)), (exit) => {
-          if (Exit.isSuccess(exit)) return Effect.succeed(exit.value)
-          // A deadlock is the shared statement's own (it locks several rows; alone, a claim locks
-          // one): its victim wrote nothing, so each claim goes alone, in turn, and gets that answer.
-          const failure = Cause.findErrorOption(exit.cause)
-          if (Option.isSome(failure) && failure.value.code === "40P01") {
-            return Effect.forEach(requests, (req) => Effect.exit(claimOne(req)))
-          }
-          return Effect.succeed(
-            requests.map((req) => Exit.mapError(exit as Exit.Exit<never, StoreUnavailable>, naming(req.key)))
-          )
-        })
+        sharedOrInTurn(requests, claimBatch(requests), claimOne)
     })
 
     const claim = Effect.fnUntraced(function*(req: IdempotencyStore.ClaimRequest) {
@@ -419,6 +441,87 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       return Option.fromNullishOr(yield* readRow(ref, options?.now, "read"))
     }, Rules.span("IdempotencyStore.read"))
 
+    /** A complete without follow-ups, alone in its statement. */
+    const completeOne = (c: Completing) =>
+      Effect.flatMap(
+        completeQuery({
+          scope: c.lease.scope,
+          key: c.lease.key,
+          fence: c.lease.fence,
+          result: c.result,
+          externalRef: c.externalRef,
+          retentionMs: c.retentionMs,
+          now: null
+        }, c.lease.key),
+        fenced(c.lease, "complete", "succeeded")
+      )
+
+    /**
+     * The completes of `requests` in one statement (`completeMany`), each answered as it would be
+     * alone: a lease the statement completed is done; any other is confirmed as a single complete
+     * that matched nothing is (done when an identical write of ours committed, else `LeaseLost`).
+     * A repeat of a lease finds it completed by the first, as it would one after another.
+     */
+    const completeBatch = (requests: ReadonlyArray<Completing>) =>
+      Effect.flatMap(
+        completeManyQuery({
+          completes: Codecs.completeManyJson(requests.map((c) => ({
+            scope: c.lease.scope,
+            key: c.lease.key,
+            fence: c.lease.fence,
+            result: c.result,
+            externalRef: c.externalRef,
+            retentionMs: c.retentionMs
+          })))
+        }),
+        (rows) => {
+          // the statement reports the stored scope and key (a lone surrogate as U+FFFD), as the JSON sent them
+          const waiting = new Map<string, Array<number>>()
+          requests.forEach((c, i) => {
+            const id = `${recordId(Codecs.asStoredRef(c.lease))}\u0000${c.lease.fence}`
+            const list = waiting.get(id)
+            if (list === undefined) waiting.set(id, [i])
+            else list.push(i)
+          })
+          const completed: Array<boolean> = requests.map(() => false)
+          for (const row of rows) {
+            const i = waiting.get(`${recordId(row)}\u0000${row.fence}`)?.shift()
+            if (i !== undefined) completed[i] = true
+          }
+          return Effect.forEach(requests, (c, i) =>
+            completed[i]
+              ? Effect.succeed(Exit.void)
+              : Effect.exit(confirm(c.lease, "complete", "succeeded")))
+        }
+      )
+
+    /**
+     * Whether a complete may share a statement: no follow-ups, the database's clock, and nothing in
+     * it that could fail a statement a single complete would fail alone (a NUL, text that may pass
+     * the 256 KiB bound, a retention whose instant leaves `timestamptz`'s range).
+     */
+    const sharesComplete = (
+      lease: IdempotencyStore.FencedRef,
+      options: IdempotencyStore.At & {
+        readonly result: string
+        readonly externalRef?: string | null | undefined
+        readonly retentionMs: number
+        readonly followUps?: ReadonlyArray<FollowUp.Message> | undefined
+      }
+    ): boolean =>
+      options.now === undefined && (options.followUps === undefined || options.followUps.length === 0) &&
+      typeof lease.fence === "bigint" && sharedText(lease.scope, maxSharedIdentity) &&
+      sharedText(lease.key, maxSharedIdentity) && sharedText(options.result, Rules.maxStoredBytes / 3) &&
+      (options.externalRef == null || sharedText(options.externalRef, Rules.maxStoredBytes / 3)) &&
+      Number.isFinite(options.retentionMs) && Math.abs(options.retentionMs) <= 1e12
+
+    /** Group commit of completes, as of claims (`claims` below): plain completes outside a transaction share statements. */
+    const completes = groupCommit === false ? undefined : GroupCommit.make({
+      ...groupCommit,
+      one: completeOne,
+      many: (requests: ReadonlyArray<Completing>) => sharedOrInTurn(requests, completeBatch(requests), completeOne)
+    })
+
     const complete = Effect.fnUntraced(function*(
       lease: IdempotencyStore.FencedRef,
       options: IdempotencyStore.At & {
@@ -428,20 +531,42 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
         readonly followUps?: ReadonlyArray<FollowUp.Message> | undefined
       }
     ) {
-      const request = {
-        scope: lease.scope,
-        key: lease.key,
-        fence: lease.fence,
+      const followUps = options.followUps
+      if (followUps !== undefined && followUps.length > 0) {
+        const rows = yield* completeWithFollowUpsQuery({
+          scope: lease.scope,
+          key: lease.key,
+          fence: lease.fence,
+          result: options.result,
+          externalRef: options.externalRef ?? null,
+          retentionMs: options.retentionMs,
+          now: options.now ?? null,
+          messages: Codecs.messagesJson(followUps)
+        }, lease.key)
+        return yield* fenced(lease, "complete", "succeeded")(rows)
+      }
+      if (options.now !== undefined) {
+        const rows = yield* completeQuery({
+          scope: lease.scope,
+          key: lease.key,
+          fence: lease.fence,
+          result: options.result,
+          externalRef: options.externalRef ?? null,
+          retentionMs: options.retentionMs,
+          now: options.now
+        }, lease.key)
+        return yield* fenced(lease, "complete", "succeeded")(rows)
+      }
+      const c: Completing = {
+        lease,
         result: options.result,
         externalRef: options.externalRef ?? null,
-        retentionMs: options.retentionMs,
-        now: options.now ?? null
+        retentionMs: options.retentionMs
       }
-      const followUps = options.followUps
-      const rows = followUps === undefined || followUps.length === 0
-        ? yield* completeQuery(request, lease.key)
-        : yield* completeWithFollowUpsQuery({ ...request, messages: Codecs.messagesJson(followUps) }, lease.key)
-      yield* fenced(lease, "complete", "succeeded")(rows)
+      if (completes === undefined || !sharesComplete(lease, options)) return yield* completeOne(c)
+      return yield* Effect.contextWith((context: Context.Context<never>) =>
+        Context.getOrUndefined(context, sql.transactionService) === undefined ? completes.send(c) : completeOne(c)
+      )
     }, Rules.span("IdempotencyStore.complete"))
 
     const fail = Effect.fnUntraced(function*(
