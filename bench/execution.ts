@@ -9,9 +9,9 @@
  * I/O does (it runs watched by the executor's shared heartbeat/timeout timer); the second is
  * measured against a floor that suspends the same way between its statements (`Effect.yieldNow`,
  * the handler's own work, which is not the executor's). Target (issue 15): the service keeps
- * ≥ 90 % of its floor with either handler. The store group-commits claims (its default,
- * `IdempotencyStore.defaultGroupCommit`): at 8 and 32 fibers claims share statements, which the
- * floor's one statement per claim does not. Beside them, a model step of 4 calls (async
+ * ≥ 90 % of its floor with either handler. The store group-commits claims and completes (its
+ * default, `IdempotencyStore.defaultGroupCommit`): at 8 and 32 fibers they share statements, which
+ * the floor's two statements per call do not. Beside them, a model step of 4 calls (async
  * handler) run as 4 `execute`s at once or as one `executeAll` (whose calls are claimed in one
  * statement): calls per second and round trips per step.
  *

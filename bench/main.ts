@@ -361,10 +361,11 @@ const runExecution = async (): Promise<{ readonly markdown: string; readonly fai
       "through the same client with no executor; **floor, handler's suspension** does the same with one `Effect.yieldNow`",
       "between them (the async handler's own work). **service** is `ToolExecutor.execute` with a handler that returns at",
       "once (never watched), **async handler** with one that suspends once (watched by the heartbeat/timeout timer),",
-      "judged against the floor with the suspension. The store group-commits claims (`IdempotencyStore.defaultGroupCommit`:",
-      "while 2 claim statements are out, claims wait and go together as one statement), so at 8 and 32 fibers the service",
-      "sends fewer statements than the floor's one per claim; round trips per call are counted one call at a time through",
-      "a relay (`roundTripRelay`). **step of 4**: a model step of 4 calls run as 4 `execute`s at once or one `executeAll`."
+      "judged against the floor with the suspension. The store group-commits claims and completes",
+      "(`IdempotencyStore.defaultGroupCommit`: while a claim statement is out, claims wait and go together as one",
+      "statement, and so do completes), so at 8 and 32 fibers the service sends fewer statements than the floor's two per",
+      "call; round trips per call are counted one call at a time through a relay (`roundTripRelay`). **step of 4**: a",
+      "model step of 4 calls run as 4 `execute`s at once or one `executeAll`."
     ].join("\n")
     return { markdown: `${markdownTable(keys, body)}\n\n${note}`, failed: false }
   } catch (error) {

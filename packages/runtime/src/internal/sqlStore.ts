@@ -135,12 +135,21 @@ export const queryOn = (sql: SqlClient.SqlClient) =>
   }
 }
 
-/** A complete without follow-ups, at the database's clock: what a shared `completeMany` statement takes. */
+/** What `complete` is given. */
+type CompleteOptions = IdempotencyStore.At & {
+  readonly result: string
+  readonly externalRef?: string | null | undefined
+  readonly retentionMs: number
+  readonly followUps?: ReadonlyArray<FollowUp.Message> | undefined
+}
+
+/** A complete without follow-ups (what a shared `completeMany` statement takes, at the database's clock: `now` null). */
 interface Completing {
   readonly lease: IdempotencyStore.FencedRef
   readonly result: string
   readonly externalRef: string | null
   readonly retentionMs: number
+  readonly now: Date | null
 }
 
 /**
@@ -451,7 +460,7 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
           result: c.result,
           externalRef: c.externalRef,
           retentionMs: c.retentionMs,
-          now: null
+          now: c.now
         }, c.lease.key),
         fenced(c.lease, "complete", "succeeded")
       )
@@ -496,24 +505,15 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       )
 
     /**
-     * Whether a complete may share a statement: no follow-ups, the database's clock, and nothing in
-     * it that could fail a statement a single complete would fail alone (a NUL, text that may pass
-     * the 256 KiB bound, a retention whose instant leaves `timestamptz`'s range).
+     * Whether a complete without follow-ups may share a statement: it reads the database's clock,
+     * and nothing in it could fail a statement a single complete would fail alone (a NUL, text that
+     * may pass the 256 KiB bound, a retention whose instant leaves `timestamptz`'s range).
      */
-    const sharesComplete = (
-      lease: IdempotencyStore.FencedRef,
-      options: IdempotencyStore.At & {
-        readonly result: string
-        readonly externalRef?: string | null | undefined
-        readonly retentionMs: number
-        readonly followUps?: ReadonlyArray<FollowUp.Message> | undefined
-      }
-    ): boolean =>
-      options.now === undefined && (options.followUps === undefined || options.followUps.length === 0) &&
-      typeof lease.fence === "bigint" && sharedText(lease.scope, maxSharedIdentity) &&
-      sharedText(lease.key, maxSharedIdentity) && sharedText(options.result, Rules.maxStoredBytes / 3) &&
-      (options.externalRef == null || sharedText(options.externalRef, Rules.maxStoredBytes / 3)) &&
-      Number.isFinite(options.retentionMs) && Math.abs(options.retentionMs) <= 1e12
+    const sharesComplete = (c: Completing): boolean =>
+      c.now === null && typeof c.lease.fence === "bigint" && sharedText(c.lease.scope, maxSharedIdentity) &&
+      sharedText(c.lease.key, maxSharedIdentity) && sharedText(c.result, Rules.maxStoredBytes / 3) &&
+      (c.externalRef === null || sharedText(c.externalRef, Rules.maxStoredBytes / 3)) &&
+      Number.isFinite(c.retentionMs) && Math.abs(c.retentionMs) <= 1e12
 
     /** Group commit of completes, as of claims (`claims` below): plain completes outside a transaction share statements. */
     const completes = groupCommit === false ? undefined : GroupCommit.make({
@@ -522,15 +522,7 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       many: (requests: ReadonlyArray<Completing>) => sharedOrInTurn(requests, completeBatch(requests), completeOne)
     })
 
-    const complete = Effect.fnUntraced(function*(
-      lease: IdempotencyStore.FencedRef,
-      options: IdempotencyStore.At & {
-        readonly result: string
-        readonly externalRef?: string | null | undefined
-        readonly retentionMs: number
-        readonly followUps?: ReadonlyArray<FollowUp.Message> | undefined
-      }
-    ) {
+    const complete = Effect.fnUntraced(function*(lease: IdempotencyStore.FencedRef, options: CompleteOptions) {
       const followUps = options.followUps
       if (followUps !== undefined && followUps.length > 0) {
         const rows = yield* completeWithFollowUpsQuery({
@@ -545,25 +537,14 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
         }, lease.key)
         return yield* fenced(lease, "complete", "succeeded")(rows)
       }
-      if (options.now !== undefined) {
-        const rows = yield* completeQuery({
-          scope: lease.scope,
-          key: lease.key,
-          fence: lease.fence,
-          result: options.result,
-          externalRef: options.externalRef ?? null,
-          retentionMs: options.retentionMs,
-          now: options.now
-        }, lease.key)
-        return yield* fenced(lease, "complete", "succeeded")(rows)
-      }
       const c: Completing = {
         lease,
         result: options.result,
         externalRef: options.externalRef ?? null,
-        retentionMs: options.retentionMs
+        retentionMs: options.retentionMs,
+        now: options.now ?? null
       }
-      if (completes === undefined || !sharesComplete(lease, options)) return yield* completeOne(c)
+      if (completes === undefined || !sharesComplete(c)) return yield* completeOne(c)
       return yield* Effect.contextWith((context: Context.Context<never>) =>
         Context.getOrUndefined(context, sql.transactionService) === undefined ? completes.send(c) : completeOne(c)
       )
