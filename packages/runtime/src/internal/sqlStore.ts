@@ -497,8 +497,8 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
 
     /**
      * Whether a complete may share a statement: no follow-ups, the database's clock, and nothing in
-     * it that could fail a statement a single complete would fail alone (a NUL, text that may pass
-     * the 256 KiB bound, a retention whose instant leaves `timestamptz`'s range).
+     * it that could fail a statement a single complete would fail alone (a fence beyond `int8`, a
+     * NUL, text that may pass the 256 KiB bound, a retention whose instant leaves `timestamptz`'s range).
      */
     const sharesComplete = (
       lease: IdempotencyStore.FencedRef,
@@ -510,7 +510,8 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       }
     ): boolean =>
       options.now === undefined && (options.followUps === undefined || options.followUps.length === 0) &&
-      typeof lease.fence === "bigint" && sharedText(lease.scope, maxSharedIdentity) &&
+      typeof lease.fence === "bigint" && BigInt.asIntN(64, lease.fence) === lease.fence &&
+      sharedText(lease.scope, maxSharedIdentity) &&
       sharedText(lease.key, maxSharedIdentity) && sharedText(options.result, Rules.maxStoredBytes / 3) &&
       (options.externalRef == null || sharedText(options.externalRef, Rules.maxStoredBytes / 3)) &&
       Number.isFinite(options.retentionMs) && Math.abs(options.retentionMs) <= 1e12
