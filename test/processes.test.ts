@@ -12,11 +12,14 @@
  *   take over the victim's leases (same downstream key) once they expire.
  * - A worker SIGKILLed inside its handler: no second run while its lease lasts; after it expires,
  *   exactly one takeover, with the same downstream key — or `unknown` under `manual` recovery.
+ * - A worker SIGKILLed while its shared complete statement (group commit, `idem_complete_many`)
+ *   waits for a row lock, having updated the records before it: the statement's completes are
+ *   written all or none, and each lease then ends exactly once (replayed, or taken over).
  */
 import { assert, layer } from "@effect/vitest"
 import { IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
 import { ValidatedCall } from "@toolgate/testing"
-import { Effect, Exit, Layer, Option, Schema } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Option, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { SqlClient } from "effect/sql"
 import * as fs from "node:fs"
@@ -234,6 +237,107 @@ Postgres.describeServer(pg, "worker processes on the PostgreSQL server", () => {
           const record = Option.getOrThrow(yield* store.read({ scope: "acme", key: inside.key }))
           assert.strictEqual(record.status, "succeeded")
         }),
+      { timeout: 30_000 }
+    )
+
+    /**
+     * A worker SIGKILLed while its shared complete statement waits for a row lock; then the lock is
+     * released (the backend, which already has the statement, ends it) or, with `terminate`, its
+     * backend is terminated first (the statement rolls back). The statement's records.
+     */
+    const killedMidComplete = (terminate: boolean) =>
+      Effect.gen(function*() {
+        const store = yield* Store.IdempotencyStore
+        const sql = yield* SqlClient.SqlClient
+        const scope = `complete-kill-${Math.random().toString(36).slice(2)}`
+        // in key order: k-0 goes alone, k-1…k-8 wait and share a statement, which updates k-1…k-7
+        // and then waits for the row lock of k-8
+        const keys = Array.from({ length: 9 }, (_, i) => `k-${i}`)
+        const leaseMs = 1_000
+        const victim = start({ mode: "complete", scope, keys, leaseMs })
+        const claimed = yield* Effect.promise(() => victim.event("claimed"))
+        const fences = claimed.fences as Record<string, string>
+        const locking = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const holder = yield* Effect.forkChild(sql.withTransaction(
+          sql.unsafe(`SELECT 1 FROM "${schema}".idem_record WHERE scope = $1 AND idem_key = $2 FOR UPDATE`, [
+            scope,
+            "k-8"
+          ]).pipe(Effect.andThen(Deferred.succeed(locking, undefined)), Effect.andThen(Deferred.await(release)))
+        ))
+        yield* Deferred.await(locking)
+        victim.child.stdin?.end("go\n")
+        const sharedStatement = (waiting: boolean) =>
+          sql.unsafe<{ pid: number }>(
+            `SELECT pid FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1
+               AND ($2::boolean IS FALSE OR wait_event_type = 'Lock')`,
+            [`%"${schema}"."idem_complete_many"%`, waiting]
+          )
+        for (let i = 0; (yield* sharedStatement(true)).length === 0; i++) {
+          if (i > 500) return assert.fail("the shared complete statement never waited for the row lock")
+          yield* Effect.sleep("10 millis")
+        }
+        victim.child.kill("SIGKILL")
+        assert.strictEqual((yield* Effect.promise(() => victim.exit)).signal, "SIGKILL")
+        if (terminate) {
+          for (const { pid } of yield* sharedStatement(true)) {
+            yield* sql.unsafe(`SELECT pg_terminate_backend($1)`, [pid])
+          }
+        }
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(holder)
+        // the victim's backend ends its statement (committed or rolled back) once it has the lock
+        for (let i = 0; (yield* sharedStatement(false)).length > 0; i++) {
+          if (i > 500) return assert.fail("the victim's shared complete statement never ended")
+          yield* Effect.sleep("10 millis")
+        }
+        const statusOf = (key: string) => Effect.map(store.read({ scope, key }), (r) => Option.getOrThrow(r))
+        const first = yield* statusOf("k-0")
+        assert.deepStrictEqual([first.status, first.fence.toString()], ["succeeded", fences["k-0"]])
+        const shared = yield* Effect.forEach(keys.slice(1), statusOf)
+        const statuses = new Set(shared.map((r) => r.status))
+        assert.strictEqual(statuses.size, 1, `the shared statement's records: ${[...statuses].join(", ")}`)
+        for (const record of shared) {
+          assert.strictEqual(record.fence.toString(), fences[record.key], record.key)
+          if (record.status === "succeeded") {
+            assert.strictEqual(record.resultText, JSON.stringify({ by: victim.child.pid }))
+          }
+        }
+        // once the victim's leases expire, each record ends once: replayed if written, else taken over
+        yield* Effect.sleep(`${leaseMs + 100} millis`)
+        for (const record of shared) {
+          const claim = yield* store.claim({
+            scope,
+            key: record.key,
+            tool: "RecordVisit",
+            fingerprint: "fp",
+            owner: "parent",
+            leaseMs: 60_000,
+            retentionMs: 600_000,
+            maxAttempts: 3,
+            recovery: "reexecute"
+          })
+          if (record.status === "succeeded") {
+            assert.strictEqual(claim._tag, "Existing", record.key)
+          } else {
+            assert.isTrue(claim._tag === "Claimed" && claim.lease.attempt === 2, record.key)
+            if (claim._tag === "Claimed") {
+              yield* store.complete(claim.lease, { result: "{}", retentionMs: 600_000 })
+            }
+          }
+        }
+        return [...statuses]
+      })
+
+    it.effect(
+      "a worker SIGKILLed while its shared complete statement waits for a row lock: its completes are written all or none",
+      () => Effect.map(killedMidComplete(false), (statuses) => assert.strictEqual(statuses.length, 1)),
+      { timeout: 30_000 }
+    )
+
+    it.effect(
+      "a worker SIGKILLed while its shared complete statement waits, its backend terminated: none is written, each is taken over once",
+      () => Effect.map(killedMidComplete(true), (statuses) => assert.deepStrictEqual(statuses, ["in_progress"])),
       { timeout: 30_000 }
     )
 

@@ -12,6 +12,10 @@
  * - In both: `leaseMs` (the executor's lease) and `slowMs` (the handler's extra sleep) when given.
  * - `{ mode: "hang", url, schema, turn, recovery, leaseMs }`: executes one call whose handler
  *   prints `{ event: "inside", key, downstreamKey, fence }` and never returns, to be SIGKILLed.
+ * - `{ mode: "complete", url, schema, scope, keys, leaseMs }`: claims each of `keys` in `scope` and
+ *   prints `{ event: "claimed", fences }`; once the parent writes a line to its stdin, completes
+ *   them all at once (group commit: the first goes alone, the others wait and share a statement)
+ *   and prints `{ event: "completed", answers }`.
  */
 import { PgClient } from "@effect/sql-pg"
 import { IdempotencyStore, ToolExecutor } from "@toolgate/runtime"
@@ -110,7 +114,42 @@ const hang = Effect.gen(function*() {
   yield* executor.execute(callOf("lead-hang"), { scope: { tenant: "acme", turn: config.turn } })
 })
 
-Effect.runPromise((config.mode === "hang" ? hang : race).pipe(Effect.provide(Live))).then(
+const completeAll = Effect.gen(function*() {
+  const store = yield* IdempotencyStore.IdempotencyStore
+  const leases = []
+  for (const key of config.keys) {
+    const claim = yield* store.claim({
+      scope: config.scope,
+      key,
+      tool: "RecordVisit",
+      fingerprint: "fp",
+      owner: `worker-${process.pid}`,
+      leaseMs: config.leaseMs,
+      retentionMs: 600_000,
+      maxAttempts: 3,
+      recovery: "reexecute"
+    })
+    if (claim._tag !== "Claimed") return yield* Effect.die(new Error(`${key} was not claimed`))
+    leases.push(claim.lease)
+  }
+  const fences = Object.fromEntries(leases.map((lease) => [lease.key, lease.fence.toString()]))
+  process.stdout.write(`${JSON.stringify({ event: "claimed", fences })}\n`)
+  yield* Effect.callback((resume) => {
+    process.stdin.once("data", () => resume(Effect.void))
+  })
+  const answers = yield* Effect.forEach(
+    leases,
+    (lease) =>
+      Effect.exit(store.complete(lease, { result: JSON.stringify({ by: process.pid }), retentionMs: 600_000 })).pipe(
+        Effect.map((exit) => exit._tag === "Success" ? "done" : String(exit))
+      ),
+    { concurrency: "unbounded" }
+  )
+  process.stdout.write(`${JSON.stringify({ event: "completed", answers })}\n`)
+})
+
+const modes = { hang, complete: completeAll }
+Effect.runPromise((modes[config.mode] ?? race).pipe(Effect.provide(Live))).then(
   () => process.exit(0),
   (error) => {
     process.stderr.write(`${String(error)}\n`)

@@ -537,7 +537,7 @@ export const layerMemory: Layer.Layer<IdempotencyStore> = Layer.effect(Idempoten
  * it fails only the requests it concerns); a request whose caller is interrupted while it waits is
  * never sent. What could fail a shared statement for everyone goes alone: a NUL, text that could pass
  * the 256 KiB bounds or an identity the primary key's index cannot hold, a lease or retention beyond
- * 10^12 ms.
+ * 10^12 ms, a fence beyond `int8`.
  *
  * @since 0.1.0
  * @category models

@@ -465,6 +465,33 @@ export const groupCommitConformance = (
         }
       }))
 
+    it.effect("a fence beyond int8 (a forged or untyped caller's lease) fails its own complete only, as alone", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const failureOf = (exit: Exit.Exit<void, unknown>) =>
+          Exit.isFailure(exit)
+            ? Option.getOrUndefined(Cause.findErrorOption(exit.cause)) as { _tag?: string; keyHash?: unknown }
+            : undefined
+        for (const fence of [2n ** 63n, -(2n ** 63n) - 1n, 2n ** 200n]) {
+          const odd = fresh("complete-fence")
+          const refs = Array.from({ length: 3 }, () => fresh("complete-fence"))
+          const [oddLease, ...held] = yield* leases(store, [odd, ...refs])
+          const forged = { ...oddLease, fence }
+          const alone = yield* Effect.exit(store.complete(forged, { result: "{}", retentionMs: 60_000 }))
+          const [exit, ...rest] = yield* completedTogether(store, [
+            [forged, "{}"],
+            ...held.map((lease) => [lease, "{}"] as const)
+          ])
+          assert.deepStrictEqual(
+            [failureOf(exit)?._tag, failureOf(exit)?.keyHash],
+            [failureOf(alone)?._tag, failureOf(alone)?.keyHash],
+            `fence ${fence}: together ${String(exit)}, alone ${String(alone)}`
+          )
+          rest.forEach((e, i) => assert.strictEqual(completeAnswer(e), "done", `fence ${fence}: ${refs[i].key}`))
+          assert.strictEqual(JSON.parse(yield* outcome(store, odd))[0], "in_progress")
+        }
+      }))
+
     it.effect("a lone surrogate in a result, a tenant or a key is stored as a single complete stores it", () =>
       Effect.gen(function*() {
         const store = yield* IdempotencyStore

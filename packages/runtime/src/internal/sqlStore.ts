@@ -506,12 +506,14 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
 
     /**
      * Whether a complete without follow-ups may share a statement: it reads the database's clock,
-     * and nothing in it could fail a statement a single complete would fail alone (a NUL, text that
-     * may pass the 256 KiB bound, a retention whose instant leaves `timestamptz`'s range).
+     * and nothing in it could fail a statement a single complete would fail alone (a fence beyond
+     * `int8`, a NUL, text that may pass the 256 KiB bound, a retention whose instant leaves
+     * `timestamptz`'s range).
      */
     const sharesComplete = (c: Completing): boolean =>
-      c.now === null && typeof c.lease.fence === "bigint" && sharedText(c.lease.scope, maxSharedIdentity) &&
-      sharedText(c.lease.key, maxSharedIdentity) && sharedText(c.result, Rules.maxStoredBytes / 3) &&
+      c.now === null && typeof c.lease.fence === "bigint" && BigInt.asIntN(64, c.lease.fence) === c.lease.fence &&
+      sharedText(c.lease.scope, maxSharedIdentity) && sharedText(c.lease.key, maxSharedIdentity) &&
+      sharedText(c.result, Rules.maxStoredBytes / 3) &&
       (c.externalRef === null || sharedText(c.externalRef, Rules.maxStoredBytes / 3)) &&
       Number.isFinite(c.retentionMs) && Math.abs(c.retentionMs) <= 1e12
 
