@@ -475,6 +475,48 @@ describe("ToolExecutor (memory store)", () => {
       Effect.provideService(Metric.MetricRegistry, new Map())
     ))
 
+  it.live("with effect's native tracer (no backend) the executor and the store open no span: the handler runs in its caller's span", () =>
+    Effect.gen(function*() {
+      const seen: Array<string | undefined> = []
+      const spans: Array<string> = []
+      const recording = Tracer.make({
+        span(options) {
+          spans.push(options.name)
+          return Tracer.nativeTracer.span(options)
+        }
+      })
+      const { executor } = yield* harness({
+        CreateTask: {
+          recovery: "reexecute",
+          run: (params) =>
+            Effect.map(
+              Effect.option(Effect.currentSpan),
+              (
+                span
+              ) => (seen.push(Option.getOrUndefined(span)?.name),
+                { taskId: `T-${params.dealId}`, createdAt: new Date(Date.UTC(2030, 0, 2)) })
+            )
+        }
+      })
+      const scope = turn()
+      // no backend: only the caller's own span is current inside the handler
+      yield* executor.execute(call(CreateTask, { dealId: "S1", title: "t" }), { scope }).pipe(
+        Effect.withSpan("caller")
+      )
+      // a tracer installed: the execution's span is, and the store's spans are opened too
+      yield* executor.execute(call(CreateTask, { dealId: "S2", title: "t" }), { scope }).pipe(
+        Effect.withSpan("caller"),
+        Effect.withTracer(recording)
+      )
+      assert.deepStrictEqual(seen, ["caller", "ToolExecutor.execute"])
+      assert.includeMembers(spans, [
+        "caller",
+        "ToolExecutor.execute",
+        "IdempotencyStore.claim",
+        "IdempotencyStore.complete"
+      ])
+    }).pipe(Effect.provide(Store.layerMemory)))
+
   it.live("the node:crypto digest the executor uses agrees with core's Web Crypto digest", () =>
     Effect.gen(function*() {
       const { executor } = yield* harness()

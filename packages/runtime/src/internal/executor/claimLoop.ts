@@ -36,6 +36,7 @@ import * as ExecutionMetrics from "../../ExecutionMetrics.js"
 import type * as IdempotencyStore from "../../IdempotencyStore.js"
 import * as StoredError from "../../StoredError.js"
 import type * as ToolExecutor from "../../ToolExecutor.js"
+import { traced } from "../spans.js"
 import { maxStoredBytes } from "../storeRules.js"
 import { type Env, LiveContext, type Run } from "./config.js"
 import { decide } from "./decision.js"
@@ -363,15 +364,15 @@ export const make = (env: Env) => {
   /**
    * One execution from its prepared run (`ahead`: its claim, when a batch made it already): the
    * span `ToolExecutor.execute` (with the key hash and tool name), then the claim's outcome,
-   * waiting while another lease is live. The span captures no call-site stack trace: one
-   * `Error` per call costs more than the rest of the span.
+   * waiting while another lease is live. The span is opened only when a tracing backend is
+   * installed, and captures no call-site stack trace (`spans.traced`).
    */
   const executeRun = (
     prepared: Result.Result<Run, IdempotencyKey.KeyError>,
     ahead: Ahead
   ): Effect.Effect<ToolExecutor.Outcome<unknown>, ExecutionError> => {
     if (Result.isFailure(prepared)) {
-      return Effect.withSpan(Effect.fail(prepared.failure), "ToolExecutor.execute", { captureStackTrace: false })
+      return traced("ToolExecutor.execute")(Effect.fail(prepared.failure))
     }
     const run = prepared.success
     const outcome = ahead instanceof StoreUnavailable ? Effect.fail(ahead) : Effect.catchIf(
@@ -379,10 +380,7 @@ export const make = (env: Env) => {
       isBusy,
       (busy) => wait(run, busy)
     )
-    return Effect.withSpan(outcome, "ToolExecutor.execute", {
-      attributes: { "toolgate.key": run.key, "toolgate.tool": run.entry.name },
-      captureStackTrace: false
-    })
+    return traced("ToolExecutor.execute", { "toolgate.key": run.key, "toolgate.tool": run.entry.name })(outcome)
   }
 
   /** Executes a prepared run; the one place its outcome is counted. */
