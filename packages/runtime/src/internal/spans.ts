@@ -1,6 +1,6 @@
 /**
- * The spans of the executor's and the store's per-call path, opened only when a tracing backend is
- * installed: with effect's default tracer (`Tracer.nativeTracer`, which makes in-memory spans and
+ * The spans of the executor's, the store's and the step journal's per-call path, opened only when a
+ * tracing backend is installed: with effect's default tracer (`Tracer.nativeTracer`, which makes in-memory spans and
  * exports none) they are skipped, as effect's `Tracer` docs suggest for work only a backend can
  * observe. Three spans per execution (the execution, its claim, its complete) cost about 15 µs of
  * CPU per call with no backend to see them (`bench/RESULTS.md`, execution). With a tracer installed

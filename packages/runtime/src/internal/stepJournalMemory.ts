@@ -10,6 +10,7 @@ import * as Option from "effect/Option"
 import { StoreUnavailable } from "../ExecutionError.js"
 import type * as StepJournal from "../StepJournal.js"
 import { StepLeaseLost } from "../StepJournal.js"
+import { traced } from "./spans.js"
 import { checkClaim, checkHeartbeat, claimOn, outputText, readOutput } from "./stepJournalRules.js"
 import { clockOf } from "./storeRules.js"
 
@@ -106,7 +107,7 @@ export const make = Effect.sync(() => {
       : Effect.fail(lost(lease, operation))
   }
 
-  const claim = Effect.fn("StepJournal.claim")(function*(req: StepJournal.ClaimRequest) {
+  const claim = Effect.fnUntraced(function*(req: StepJournal.ClaimRequest) {
     const invalid = checkClaim(req)
     if (invalid !== undefined) return yield* invalid
     const now = yield* clockOf(req)
@@ -149,9 +150,9 @@ export const make = Effect.sync(() => {
     existing.updatedAt = now
     existing.expiresAt = Math.max(existing.expiresAt, now + req.retentionMs)
     return { _tag: "Claimed", lease: toLease(existing) } as const
-  })
+  }, traced("StepJournal.claim"))
 
-  const record = Effect.fn("StepJournal.record")(function*(
+  const record = Effect.fnUntraced(function*(
     lease: StepJournal.FencedStep,
     options: StepJournal.At & { readonly output: StepJournal.StepOutput; readonly retentionMs: number }
   ) {
@@ -167,9 +168,9 @@ export const make = Effect.sync(() => {
     row.recordedAt = now
     row.updatedAt = now
     row.expiresAt = now + options.retentionMs
-  })
+  }, traced("StepJournal.record"))
 
-  const release = Effect.fn("StepJournal.release")(function*(
+  const release = Effect.fnUntraced(function*(
     lease: StepJournal.FencedStep,
     options?: StepJournal.At
   ) {
@@ -180,9 +181,9 @@ export const make = Effect.sync(() => {
     row.owner = null
     row.leaseExpiresAt = null
     row.updatedAt = now
-  })
+  }, traced("StepJournal.release"))
 
-  const heartbeat = Effect.fn("StepJournal.heartbeat")(function*(
+  const heartbeat = Effect.fnUntraced(function*(
     lease: StepJournal.FencedStep,
     options: StepJournal.At & { readonly leaseMs: number }
   ) {
@@ -194,23 +195,23 @@ export const make = Effect.sync(() => {
     row.leaseExpiresAt = now + options.leaseMs
     row.updatedAt = now
     return new Date(row.leaseExpiresAt)
-  })
+  }, traced("StepJournal.heartbeat"))
 
-  const read = Effect.fn("StepJournal.read")(function*(ref: StepJournal.StepRef, options?: StepJournal.At) {
+  const read = Effect.fnUntraced(function*(ref: StepJournal.StepRef, options?: StepJournal.At) {
     const now = yield* clockOf(options)
     const row = rowOf(ref)
     return row === undefined ? Option.none() : Option.some(yield* snapshot(row, now, "readStep"))
-  })
+  }, traced("StepJournal.read"))
 
-  const steps = Effect.fn("StepJournal.steps")(function*(ref: StepJournal.TurnRef, options?: StepJournal.At) {
+  const steps = Effect.fnUntraced(function*(ref: StepJournal.TurnRef, options?: StepJournal.At) {
     const now = yield* clockOf(options)
     const rows = [...(turns.get(turnId(ref))?.values() ?? [])].toSorted((a, b) => a.step - b.step)
     const out: Array<StepJournal.StoredStep> = []
     for (const row of rows) out.push(yield* snapshot(row, now, "readTurn"))
     return out
-  })
+  }, traced("StepJournal.steps"))
 
-  const purge = Effect.fn("StepJournal.purge")(function*(options?: StepJournal.At) {
+  const purge = Effect.fnUntraced(function*(options?: StepJournal.At) {
     const now = yield* clockOf(options)
     const doomed = (row: Row) =>
       (row.status !== "in_progress" || (row.leaseExpiresAt !== null && row.leaseExpiresAt <= now)) &&
@@ -223,7 +224,7 @@ export const make = Effect.sync(() => {
       }
     }
     return total
-  })
+  }, traced("StepJournal.purge"))
 
   const service: StepJournal.Service = { claim, record, release, heartbeat, read, steps, purge }
   return service

@@ -17,6 +17,7 @@ import { SqlClient } from "effect/sql"
 import { type StoreOperation, StoreUnavailable } from "../ExecutionError.js"
 import type * as StepJournal from "../StepJournal.js"
 import { StepLeaseLost } from "../StepJournal.js"
+import { traced } from "./spans.js"
 import { migrate, queryOn } from "./sqlStore.js"
 import { checkClaim, checkHeartbeat, outputText, readOutput } from "./stepJournalRules.js"
 
@@ -277,7 +278,7 @@ export const make = (schema: string) =>
         Effect.flatMap((rows) => rows.length === 0 ? Effect.succeed(undefined) : toStored(rows[0]!, operation))
       )
 
-    const claim = Effect.fn("StepJournal.claim")(function*(req: StepJournal.ClaimRequest) {
+    const claim = Effect.fnUntraced(function*(req: StepJournal.ClaimRequest) {
       const invalid = checkClaim(req)
       if (invalid !== undefined) return yield* invalid
       // A claim that loses and then finds no row raced a purge; claiming again settles it.
@@ -307,9 +308,9 @@ export const make = (schema: string) =>
         code: null,
         retryable: true
       })
-    })
+    }, traced("StepJournal.claim"))
 
-    const record = Effect.fn("StepJournal.record")(function*(
+    const record = Effect.fnUntraced(function*(
       lease: StepJournal.FencedStep,
       options: StepJournal.At & { readonly output: StepJournal.StepOutput; readonly retentionMs: number }
     ) {
@@ -325,9 +326,9 @@ export const make = (schema: string) =>
         now: options.now ?? null
       })
       yield* fenced(lease, "record", "recorded")(rows)
-    })
+    }, traced("StepJournal.record"))
 
-    const release = Effect.fn("StepJournal.release")(function*(
+    const release = Effect.fnUntraced(function*(
       lease: StepJournal.FencedStep,
       options?: StepJournal.At
     ) {
@@ -339,9 +340,9 @@ export const make = (schema: string) =>
         now: options?.now ?? null
       })
       yield* fenced(lease, "release", "released")(rows)
-    })
+    }, traced("StepJournal.release"))
 
-    const heartbeat = Effect.fn("StepJournal.heartbeat")(function*(
+    const heartbeat = Effect.fnUntraced(function*(
       lease: StepJournal.FencedStep,
       options: StepJournal.At & { readonly leaseMs: number }
     ) {
@@ -357,18 +358,18 @@ export const make = (schema: string) =>
       })
       if (rows.length === 0) return yield* lost(lease, "heartbeat")
       return rows[0]!.leaseExpiresAt
-    })
+    }, traced("StepJournal.heartbeat"))
 
-    const read = Effect.fn("StepJournal.read")(function*(ref: StepJournal.StepRef, options?: StepJournal.At) {
+    const read = Effect.fnUntraced(function*(ref: StepJournal.StepRef, options?: StepJournal.At) {
       return Option.fromNullishOr(yield* readRow(ref, options?.now, "readStep"))
-    })
+    }, traced("StepJournal.read"))
 
-    const steps = Effect.fn("StepJournal.steps")(function*(ref: StepJournal.TurnRef, options?: StepJournal.At) {
+    const steps = Effect.fnUntraced(function*(ref: StepJournal.TurnRef, options?: StepJournal.At) {
       const rows = yield* stepsQuery({ tenant: ref.tenant, turn: ref.turn, now: options?.now ?? null })
       return yield* Effect.forEach(rows, (row) => toStored(row, "readTurn"))
-    })
+    }, traced("StepJournal.steps"))
 
-    const purge = Effect.fn("StepJournal.purge")(function*(
+    const purge = Effect.fnUntraced(function*(
       options?: StepJournal.At & { readonly batchSize?: number | undefined }
     ) {
       const batchSize = options?.batchSize ?? 500
@@ -380,7 +381,7 @@ export const make = (schema: string) =>
         if (turns.size < batchSize) break
       }
       return total
-    })
+    }, traced("StepJournal.purge"))
 
     const service: StepJournal.Service = { claim, record, release, heartbeat, read, steps, purge }
     return service
