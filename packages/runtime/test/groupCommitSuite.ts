@@ -30,6 +30,25 @@ const clockless = (ref: Store.RecordRef, over: Partial<Store.ClaimRequest> = {})
 /** What a record has been through before the claims meet it (on the database's clock). */
 const Seed = Schema.Literals(["none", "live", "succeeded", "failed", "released", "unknown", "otherFingerprint"])
 
+/**
+ * The answers to requests made at once (`concurrent`) and to the same made one after another
+ * (`sequential`), `chosen[j]` the key of request `j`, compared key by key as multisets: which of a
+ * key's concurrent requests wins is not fixed. `label` names a key's case in a failure.
+ */
+const sameAnswersPerKey = <T>(
+  keys: number,
+  chosen: ReadonlyArray<number>,
+  concurrent: ReadonlyArray<T>,
+  sequential: ReadonlyArray<T>,
+  show: (answer: T) => string,
+  label: (key: number) => string
+) => {
+  for (let k = 0; k < keys; k++) {
+    const of = (answers: ReadonlyArray<T>) => answers.filter((_, j) => chosen[j] === k).map(show).toSorted()
+    assert.deepStrictEqual(of(concurrent), of(sequential), label(k))
+  }
+}
+
 /** Distinct transaction ids among the rows of `scope`: how many statements last wrote them. */
 const writers = (schema: string, scope: string) =>
   Effect.gen(function*() {
@@ -142,12 +161,14 @@ export const groupCommitConformance = (
           })
           const sequential: Array<Store.Claim> = []
           for (const i of chosen) sequential.push(yield* store.claim(clockless(inTurn[i])))
-          // which of a key's concurrent claims wins is not fixed: compare each key's answers as a multiset
-          for (let k = 0; k < seeds.length; k++) {
-            const of = (claims: ReadonlyArray<Store.Claim>) =>
-              claims.filter((_, j) => chosen[j] === k).map((c) => JSON.stringify(shape(c))).toSorted()
-            assert.deepStrictEqual(of(concurrent), of(sequential), `seed ${seeds[k]}`)
-          }
+          sameAnswersPerKey(
+            seeds.length,
+            chosen,
+            concurrent,
+            sequential,
+            (c) => JSON.stringify(shape(c)),
+            (k) => `seed ${seeds[k]}`
+          )
           for (const [j, claim] of concurrent.entries()) {
             const ref = atOnce[chosen[j]]
             if (claim._tag === "Claimed") {
@@ -410,10 +431,9 @@ export const groupCommitConformance = (
               yield* Effect.exit(store.complete(leasesInTurn[k], { result: resultOf(k), retentionMs: 60_000 }))
             )
           }
+          sameAnswersPerKey(befores.length, chosen, concurrent, sequential, completeAnswer, (k) =>
+            `before: ${befores[k]}`)
           for (let k = 0; k < befores.length; k++) {
-            const of = (exits: ReadonlyArray<Exit.Exit<void, unknown>>) =>
-              exits.filter((_, j) => chosen[j] === k).map(completeAnswer).toSorted()
-            assert.deepStrictEqual(of(concurrent), of(sequential), `before: ${befores[k]}`)
             assert.strictEqual(
               yield* outcome(store, atOnce[k]),
               yield* outcome(store, inTurn[k]),
@@ -428,14 +448,17 @@ export const groupCommitConformance = (
       Effect.gen(function*() {
         const store = yield* IdempotencyStore
         const sql = yield* SqlClient.SqlClient
-        const refs = Array.from({ length: 6 }, () => fresh("complete-tx"))
+        const refs = Array.from({ length: 6 }, () =>
+          fresh("complete-tx"))
         const held = yield* leases(store, refs)
         const rolledBack = yield* sql.withTransaction(
           Effect.flatMap(
-            Effect.forEach(held, (lease) => store.complete(lease, { result: "{}", retentionMs: 60_000 }), {
+            Effect.forEach(held, (lease) =>
+              store.complete(lease, { result: "{}", retentionMs: 60_000 }), {
               concurrency: "unbounded"
             }),
-            () => Effect.fail("roll back" as const)
+            () =>
+              Effect.fail("roll back" as const)
           )
         ).pipe(Effect.flip)
         assert.strictEqual(rolledBack, "roll back")
@@ -447,12 +470,15 @@ export const groupCommitConformance = (
     it.effect("a complete that could fail a shared statement goes alone: its refusal is its own", () =>
       Effect.gen(function*() {
         const store = yield* IdempotencyStore
-        const refs = Array.from({ length: 4 }, () => fresh("complete-odd"))
+        const refs = Array.from({ length: 4 }, () =>
+          fresh("complete-odd"))
         const big = fresh("complete-odd")
         const nul = fresh("complete-odd")
         const [bigLease, nulLease, ...held] = yield* leases(store, [big, nul, ...refs])
         const exits = yield* completedTogether(store, [
-          ...held.map((lease) => [lease, "{}"] as const),
+          ...held.map((lease) =>
+            [lease, "{}"] as const
+          ),
           [bigLease, JSON.stringify({ a: "x".repeat(300_000) })],
           [nulLease, "{\"a\":\"\u0000\"}"]
         ])

@@ -18,6 +18,7 @@ import * as ExecutionMetrics from "../ExecutionMetrics.js"
 import type * as FollowUp from "../FollowUp.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
 import * as OutboxMemory from "./outbox/memory.js"
+import { traced } from "./spans.js"
 import {
   checkClaim,
   checkHeartbeat,
@@ -28,8 +29,7 @@ import {
   kindOf,
   maxAuditBy,
   maxAuditReason,
-  maxStoredBytes,
-  span
+  maxStoredBytes
 } from "./storeRules.js"
 
 interface Row {
@@ -223,7 +223,7 @@ export const make = Effect.sync(() => {
     r.result = null
     r.resultBytes = null
     return { _tag: "Claimed", lease: toLease(r) } as const
-  }, span("IdempotencyStore.claim"))
+  }, traced("IdempotencyStore.claim"))
 
   /** The claims one after another, each decided as `claim` decides it, at the first request's `now`. */
   const claimMany = Effect.fnUntraced(function*(
@@ -243,7 +243,7 @@ export const make = Effect.sync(() => {
     const claims: Array<IdempotencyStore.Claim> = []
     for (const req of requests) claims.push(yield* claim({ ...req, now }))
     return claims
-  }, span("IdempotencyStore.claimMany"))
+  }, traced("IdempotencyStore.claimMany"))
 
   const toLease = (row: Row): IdempotencyStore.Lease => ({
     scope: row.scope,
@@ -265,7 +265,7 @@ export const make = Effect.sync(() => {
     const now = yield* clockOf(options)
     const row = rows.get(id(ref))
     return row === undefined ? Option.none() : Option.some(yield* snapshot(row, now, "read"))
-  }, span("IdempotencyStore.read"))
+  }, traced("IdempotencyStore.read"))
 
   /** A fenced write that found no held row: confirmed when an identical write of ours already landed. */
   const confirmOrLost = (
@@ -304,7 +304,7 @@ export const make = Effect.sync(() => {
     row.completedAt = now
     row.updatedAt = now
     row.expiresAt = now + options.retentionMs
-  }, span("IdempotencyStore.complete"))
+  }, traced("IdempotencyStore.complete"))
 
   const fail = Effect.fnUntraced(function*(
     lease: IdempotencyStore.FencedRef,
@@ -323,7 +323,7 @@ export const make = Effect.sync(() => {
     row.completedAt = now
     row.updatedAt = now
     row.expiresAt = now + options.retentionMs
-  }, span("IdempotencyStore.fail"))
+  }, traced("IdempotencyStore.fail"))
 
   const release = Effect.fnUntraced(function*(
     lease: IdempotencyStore.FencedRef,
@@ -338,7 +338,7 @@ export const make = Effect.sync(() => {
     row.leaseExpiresAt = null
     row.owner = null
     row.updatedAt = now
-  }, span("IdempotencyStore.release"))
+  }, traced("IdempotencyStore.release"))
 
   const heartbeat = Effect.fnUntraced(function*(
     lease: IdempotencyStore.FencedRef,
@@ -352,7 +352,7 @@ export const make = Effect.sync(() => {
     row.leaseExpiresAt = now + options.leaseMs
     row.updatedAt = now
     return new Date(row.leaseExpiresAt)
-  }, span("IdempotencyStore.heartbeat"))
+  }, traced("IdempotencyStore.heartbeat"))
 
   const parkRow = (row: Row, now: number): bigint => {
     row.prevStatus = row.status
@@ -374,7 +374,7 @@ export const make = Effect.sync(() => {
     if (oversized(options.error)) return yield* tooLarge(lease, "park")
     row.error = options.error
     return parkRow(row, now)
-  }, span("IdempotencyStore.park"))
+  }, traced("IdempotencyStore.park"))
 
   const parkExpired = Effect.fnUntraced(function*(
     ref: IdempotencyStore.FencedRef,
@@ -385,7 +385,7 @@ export const make = Effect.sync(() => {
     if (row === undefined || row.leaseExpiresAt === null || row.leaseExpiresAt > now) return Option.none<bigint>()
     yield* ExecutionMetrics.count("parked")
     return Option.some(parkRow(row, now))
-  }, span("IdempotencyStore.parkExpired"))
+  }, traced("IdempotencyStore.parkExpired"))
 
   const resolve = Effect.fnUntraced(function*(
     ref: IdempotencyStore.FencedRef,
@@ -430,7 +430,7 @@ export const make = Effect.sync(() => {
         at: new Date(now)
       })
     }
-  }, span("IdempotencyStore.resolve"))
+  }, traced("IdempotencyStore.resolve"))
 
   const reap = Effect.fnUntraced(function*(
     options?: IdempotencyStore.At & {
@@ -449,7 +449,7 @@ export const make = Effect.sync(() => {
     const parked = victims.map((row) => ({ scope: row.scope, key: row.key, fence: parkRow(row, now) }))
     if (parked.length > 0) yield* ExecutionMetrics.count("parked", parked.length)
     return parked
-  }, span("IdempotencyStore.reap"))
+  }, traced("IdempotencyStore.reap"))
 
   const purge = Effect.fnUntraced(function*(
     options?: IdempotencyStore.At & {
@@ -473,7 +473,7 @@ export const make = Effect.sync(() => {
     }
     if (total > 0) yield* ExecutionMetrics.count("purged", total)
     return total
-  }, span("IdempotencyStore.purge"))
+  }, traced("IdempotencyStore.purge"))
 
   const journalWrite = Effect.fnUntraced(function*(
     lease: IdempotencyStore.FencedRef,
@@ -496,12 +496,12 @@ export const make = Effect.sync(() => {
       detail,
       at: new Date(now)
     })
-  }, span("IdempotencyStore.journal"))
+  }, traced("IdempotencyStore.journal"))
 
   const journalOf = (ref: IdempotencyStore.RecordRef) =>
     Effect.sync(() =>
       Arr.sort([...journal.values()].filter((e) => e.scope === ref.scope && e.key === ref.key), byFence)
-    ).pipe(Effect.withSpan("IdempotencyStore.journalOf"))
+    ).pipe(traced("IdempotencyStore.journalOf"))
 
   const list = Effect.fnUntraced(function*(query: IdempotencyStore.ListQuery) {
     const now = yield* clockOf(query)
@@ -517,11 +517,11 @@ export const make = Effect.sync(() => {
       records.push(yield* snapshot(row, now, "list"))
     }
     return records
-  }, span("IdempotencyStore.list"))
+  }, traced("IdempotencyStore.list"))
 
   const resolutions = (ref: IdempotencyStore.RecordRef) =>
     Effect.sync(() => Arr.sort(audits.filter((e) => e.scope === ref.scope && e.key === ref.key), byResolution)).pipe(
-      Effect.withSpan("IdempotencyStore.resolutions")
+      traced("IdempotencyStore.resolutions")
     )
 
   const service: IdempotencyStore.Service = {

@@ -263,9 +263,7 @@ export const completeMany = codec(
 
 /** One complete of a batch: the lease and what `complete` writes. @internal */
 export interface CompleteEntry {
-  readonly scope: string
-  readonly key: string
-  readonly fence: bigint
+  readonly lease: IdempotencyStore.FencedRef
   readonly result: string
   readonly externalRef: string | null
   readonly retentionMs: number
@@ -278,9 +276,9 @@ export interface CompleteEntry {
  */
 export const completeManyJson = (entries: ReadonlyArray<CompleteEntry>): string =>
   JSON.stringify(entries.map((e) => ({
-    scope: toWellFormed(e.scope),
-    key: toWellFormed(e.key),
-    fence: e.fence.toString(),
+    scope: toWellFormed(e.lease.scope),
+    key: toWellFormed(e.lease.key),
+    fence: e.lease.fence.toString(),
     result: toWellFormed(e.result),
     result_bytes: Buffer.byteLength(e.result, "utf8"),
     external_ref: e.externalRef === null ? null : toWellFormed(e.externalRef),

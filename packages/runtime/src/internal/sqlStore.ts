@@ -33,6 +33,7 @@ import * as ExecutionMetrics from "../ExecutionMetrics.js"
 import type * as FollowUp from "../FollowUp.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
 import * as GroupCommit from "./groupCommit.js"
+import { traced } from "./spans.js"
 import * as Codecs from "./sqlCodecs.js"
 import type { Codec } from "./sqlCodecs.js"
 import { checkSchema, migrations, names, statements } from "./sqlStatements.js"
@@ -54,6 +55,9 @@ const isRecovery = Schema.is(Rules.Recovery)
 
 /** A record's identity as one string (scope and key joined by a NUL, which neither contains). */
 const recordId = (ref: IdempotencyStore.RecordRef): string => `${ref.scope}\u0000${ref.key}`
+
+/** A lease's identity as one string: its record's and its fence. */
+const fencedId = (ref: IdempotencyStore.FencedRef): string => `${recordId(ref)}\u0000${ref.fence}`
 
 /** A statement's failure as one of its claims answers it: naming that claim's key. */
 const naming = (key: string) => (error: StoreUnavailable): StoreUnavailable =>
@@ -144,11 +148,7 @@ type CompleteOptions = IdempotencyStore.At & {
 }
 
 /** A complete without follow-ups (what a shared `completeMany` statement takes, at the database's clock: `now` null). */
-interface Completing {
-  readonly lease: IdempotencyStore.FencedRef
-  readonly result: string
-  readonly externalRef: string | null
-  readonly retentionMs: number
+interface Completing extends Codecs.CompleteEntry {
   readonly now: Date | null
 }
 
@@ -425,7 +425,7 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       return yield* Effect.contextWith((context: Context.Context<never>) =>
         Context.getOrUndefined(context, sql.transactionService) === undefined ? claims.send(req) : claimOne(req)
       )
-    }, Rules.span("IdempotencyStore.claim"))
+    }, traced("IdempotencyStore.claim"))
 
     const claimMany = Effect.fnUntraced(function*(
       requests: ReadonlyArray<IdempotencyStore.ClaimRequest>
@@ -441,14 +441,14 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
         claimed.push(answer.value)
       }
       return claimed
-    }, Rules.span("IdempotencyStore.claimMany"))
+    }, traced("IdempotencyStore.claimMany"))
 
     const read = Effect.fnUntraced(function*(
       ref: IdempotencyStore.RecordRef,
       options?: IdempotencyStore.At
     ) {
       return Option.fromNullishOr(yield* readRow(ref, options?.now, "read"))
-    }, Rules.span("IdempotencyStore.read"))
+    }, traced("IdempotencyStore.read"))
 
     /** A complete without follow-ups, alone in its statement. */
     const completeOne = (c: Completing) =>
@@ -473,28 +473,19 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
      */
     const completeBatch = (requests: ReadonlyArray<Completing>) =>
       Effect.flatMap(
-        completeManyQuery({
-          completes: Codecs.completeManyJson(requests.map((c) => ({
-            scope: c.lease.scope,
-            key: c.lease.key,
-            fence: c.lease.fence,
-            result: c.result,
-            externalRef: c.externalRef,
-            retentionMs: c.retentionMs
-          })))
-        }),
+        completeManyQuery({ completes: Codecs.completeManyJson(requests) }),
         (rows) => {
           // the statement reports the stored scope and key (a lone surrogate as U+FFFD), as the JSON sent them
           const waiting = new Map<string, Array<number>>()
           requests.forEach((c, i) => {
-            const id = `${recordId(Codecs.asStoredRef(c.lease))}\u0000${c.lease.fence}`
+            const id = fencedId({ ...Codecs.asStoredRef(c.lease), fence: c.lease.fence })
             const list = waiting.get(id)
             if (list === undefined) waiting.set(id, [i])
             else list.push(i)
           })
           const completed: Array<boolean> = requests.map(() => false)
           for (const row of rows) {
-            const i = waiting.get(`${recordId(row)}\u0000${row.fence}`)?.shift()
+            const i = waiting.get(fencedId(row))?.shift()
             if (i !== undefined) completed[i] = true
           }
           return Effect.forEach(requests, (c, i) =>
@@ -550,7 +541,7 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       return yield* Effect.contextWith((context: Context.Context<never>) =>
         Context.getOrUndefined(context, sql.transactionService) === undefined ? completes.send(c) : completeOne(c)
       )
-    }, Rules.span("IdempotencyStore.complete"))
+    }, traced("IdempotencyStore.complete"))
 
     const fail = Effect.fnUntraced(function*(
       lease: IdempotencyStore.FencedRef,
@@ -565,7 +556,7 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
         now: options.now ?? null
       }, lease.key)
       yield* fenced(lease, "fail", "failed")(rows)
-    }, Rules.span("IdempotencyStore.fail"))
+    }, traced("IdempotencyStore.fail"))
 
     const release = Effect.fnUntraced(function*(
       lease: IdempotencyStore.FencedRef,
@@ -579,7 +570,7 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
         now: options.now ?? null
       }, lease.key)
       yield* fenced(lease, "release", "released")(rows)
-    }, Rules.span("IdempotencyStore.release"))
+    }, traced("IdempotencyStore.release"))
 
     const heartbeat = Effect.fnUntraced(function*(
       lease: IdempotencyStore.FencedRef,
@@ -596,7 +587,7 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       }, lease.key)
       if (rows.length === 0) return yield* lost(lease, "heartbeat")
       return rows[0].leaseExpiresAt
-    }, Rules.span("IdempotencyStore.heartbeat"))
+    }, traced("IdempotencyStore.heartbeat"))
 
     const park = Effect.fnUntraced(function*(
       lease: IdempotencyStore.FencedRef,
@@ -611,7 +602,7 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       }, lease.key)
       if (rows.length === 0) return yield* lost(lease, "park")
       return rows[0].fence
-    }, Rules.span("IdempotencyStore.park"))
+    }, traced("IdempotencyStore.park"))
 
     const parkExpired = Effect.fnUntraced(function*(
       ref: IdempotencyStore.FencedRef,
@@ -626,7 +617,7 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       if (rows.length === 0) return Option.none<bigint>()
       yield* ExecutionMetrics.count("parked")
       return Option.some(rows[0].fence)
-    }, Rules.span("IdempotencyStore.parkExpired"))
+    }, traced("IdempotencyStore.parkExpired"))
 
     const resolve = Effect.fnUntraced(function*(
       ref: IdempotencyStore.FencedRef,
@@ -658,7 +649,7 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
         ? yield* resolveAuditedQuery({ ...request, by: audit.by, reason: audit.reason }, ref.key)
         : yield* resolveAuditedWithFollowUpsQuery({ ...request, by: audit.by, reason: audit.reason, messages }, ref.key)
       yield* fenced(ref, "resolve", undefined)(rows)
-    }, Rules.span("IdempotencyStore.resolve"))
+    }, traced("IdempotencyStore.resolve"))
 
     const reap = Effect.fnUntraced(function*(
       options?: IdempotencyStore.At & {
@@ -675,7 +666,7 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       }, null)
       if (rows.length > 0) yield* ExecutionMetrics.count("parked", rows.length)
       return rows
-    }, Rules.span("IdempotencyStore.reap"))
+    }, traced("IdempotencyStore.reap"))
 
     const purge = Effect.fnUntraced(function*(
       options?: IdempotencyStore.At & {
@@ -701,7 +692,7 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       }
       if (total > 0) yield* ExecutionMetrics.count("purged", total)
       return total
-    }, Rules.span("IdempotencyStore.purge"))
+    }, traced("IdempotencyStore.purge"))
 
     const journal = Effect.fnUntraced(function*(
       lease: IdempotencyStore.FencedRef,
@@ -720,11 +711,11 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
         detail: entry.detail,
         now: entry.now ?? null
       }, lease.key)
-    }, Rules.span("IdempotencyStore.journal"))
+    }, traced("IdempotencyStore.journal"))
 
     const journalOf = Effect.fnUntraced(function*(ref: IdempotencyStore.RecordRef) {
       return yield* journalOfQuery({ scope: ref.scope, key: ref.key }, ref.key)
-    }, Rules.span("IdempotencyStore.journalOf"))
+    }, traced("IdempotencyStore.journalOf"))
 
     const list = Effect.fnUntraced(function*(wanted: IdempotencyStore.ListQuery) {
       const rows = yield* listQuery({
@@ -742,11 +733,11 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
         records.push(record)
       }
       return records
-    }, Rules.span("IdempotencyStore.list"))
+    }, traced("IdempotencyStore.list"))
 
     const resolutions = Effect.fnUntraced(function*(ref: IdempotencyStore.RecordRef) {
       return yield* resolutionsQuery({ scope: ref.scope, key: ref.key }, ref.key)
-    }, Rules.span("IdempotencyStore.resolutions"))
+    }, traced("IdempotencyStore.resolutions"))
 
     const service: IdempotencyStore.Service = {
       claim,

@@ -12,7 +12,6 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { InvalidStoreRequest } from "../ExecutionError.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
-import { traced } from "./spans.js"
 
 /** @internal */
 export const Status = Schema.Literals(["in_progress", "succeeded", "failed", "released", "unknown"])
@@ -163,12 +162,3 @@ export const claimOn = (
       return "refuse"
   }
 }
-
-/**
- * The span of a store method, `Effect.fnUntraced(body, span("IdempotencyStore.claim"))`: the span
- * `Effect.fn` would open, without its call-site stack capture, and only when a tracing backend is
- * installed (`spans.traced`: a claim and a complete run on every execution).
- *
- * @internal
- */
-export const span = (name: string) => traced(name)
