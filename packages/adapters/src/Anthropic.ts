@@ -50,7 +50,9 @@
  *   `pause_turn`, …) is unexpected.
 
  * Events are checked with plain `typeof` tests on the hot path; the {@link MessagesEvent} Schema
- * documents the accepted shapes.
+ * documents the accepted shapes. A `content_block_delta` in the exact spelling the API writes
+ * (nearly every event of a stream) is read without `JSON.parse` of the whole payload, only of its
+ * string, with the same result (`internal/anthropicDelta.ts`; property-tested against `JSON.parse`).
  *
  * @since 0.1.0
  */
@@ -60,6 +62,14 @@ import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import * as Decoder from "./Decoder.js"
 import * as FinishProfile from "./FinishProfile.js"
+import {
+  type DeltaKind,
+  INPUT_DELTA,
+  NOT_WIRE_FORM,
+  OTHER_DELTA,
+  TEXT_DELTA,
+  WireDelta
+} from "./internal/anthropicDelta.js"
 import {
   EventParts,
   isFailure,
@@ -217,6 +227,7 @@ export const decoder = (options?: Options): Decoder.Decoder => {
   let stopped = false
   /** Tool blocks whose start `input` may still need handing over. */
   let pendingInputs = 0
+  const wireDelta = new WireDelta()
 
   /** Hands over a tool block's non-`{}` start `input` when it got no `partial_json`, once. */
   const handOver = (parts: EventParts, index: number, block: Block) => {
@@ -307,6 +318,16 @@ export const decoder = (options?: Options): Decoder.Decoder => {
     if (isInput && typeof delta.partial_json !== "string") {
       return parts.fail(malformed("an `input_json_delta` needs a string `partial_json`", data))
     }
+    onDelta(
+      index,
+      isText ? TEXT_DELTA : isInput ? INPUT_DELTA : OTHER_DELTA,
+      isText ? delta.text as string : isInput ? delta.partial_json as string : "",
+      parts
+    )
+  }
+
+  /** A well-formed delta for block `index`: its text or `partial_json` (`value`), or a delta of another type. */
+  const onDelta = (index: number, kind: DeltaKind, value: string, parts: EventParts) => {
     const block = blocks.get(index)
     if (block === undefined) {
       return parts.fail(protocol(`a delta for block ${index}, which was never started`, { index }))
@@ -314,21 +335,20 @@ export const decoder = (options?: Options): Decoder.Decoder => {
     if (!block.open) {
       return parts.fail(protocol(`a delta for block ${index} after its content_block_stop`, where(index, block)))
     }
-    if (isText) {
+    if (kind === TEXT_DELTA) {
       if (block.type !== "text") {
         return parts.fail(
           protocol(`a text_delta on block ${index}, which is a ${block.type} block`, where(index, block))
         )
       }
-      parts.addText(delta.text as string)
-    } else if (isInput) {
+      parts.addText(value)
+    } else if (kind === INPUT_DELTA) {
       if (block.type !== "tool_use" && block.type !== "server_tool_use") {
         return parts.fail(protocol(`an input_json_delta on block ${index}, which is a ${block.type} block`, { index }))
       }
       if (block.type === "tool_use") {
-        const piece = delta.partial_json as string
-        if (piece !== "") block.hasInput = true
-        parts.addToolCall({ index, argumentsDelta: piece })
+        if (value !== "") block.hasInput = true
+        parts.addToolCall({ index, argumentsDelta: value })
       }
     }
   }
@@ -361,6 +381,14 @@ export const decoder = (options?: Options): Decoder.Decoder => {
 
   return {
     onEvent({ data }) {
+      // Nearly every event is a delta in the API's own spelling: it is read without building its object.
+      const kind = stopped ? NOT_WIRE_FORM : wireDelta.read(data)
+      if (kind !== NOT_WIRE_FORM) {
+        const parts = new EventParts()
+        if (messageId === undefined) parts.fail(protocol("the body opens with content_block_delta, not message_start"))
+        onDelta(wireDelta.index, kind, wireDelta.value, parts)
+        return parts.toEvent()
+      }
       // Gateways append OpenAI Chat's sentinel to Anthropic bodies: here it is not an event.
       if (data === "[DONE]") return undefined
       const event = parseObject(data)
