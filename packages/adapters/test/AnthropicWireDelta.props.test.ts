@@ -81,8 +81,8 @@ const payloadOf = (choices: ReadonlyArray<number>): string => {
   let text = ""
   for (let n = next(12); n > 0; n--) text += units[next(units.length)]
   if (next(2) === 0) {
-    return head + String(next(1_000_000) % (10 ** next(7))) + (next(2) === 0 ? inputMiddle : textMiddle) +
-      JSON.stringify(text) + "}}"
+    const index = next(2) === 0 ? next(5) : next(1_000_000) % (10 ** next(7))
+    return head + String(index) + (next(2) === 0 ? inputMiddle : textMiddle) + JSON.stringify(text) + "}}"
   }
   let literal = JSON.stringify(text)
   switch (next(8)) {
@@ -116,8 +116,24 @@ const eventsOf = (payloads: ReadonlyArray<string>) => {
 const opening = [
   "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\"}}",
   "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"crm\",\"input\":{}}}",
-  "{\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}"
+  "{\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}",
+  "{\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_1\",\"name\":\"web_search\",\"input\":{}}}",
+  "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}"
 ]
+
+/** Events between the deltas that change what a delta may do: a block stops, the stop reason, the end, a ping, `[DONE]`. */
+const between = [
+  "{\"type\":\"content_block_stop\",\"index\":0}",
+  "{\"type\":\"content_block_stop\",\"index\":1}",
+  "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}",
+  "{\"type\":\"message_stop\"}",
+  "{\"type\":\"ping\"}",
+  "[DONE]"
+]
+
+/** A payload near the wire spelling (most of the time) or one of the events `between`. */
+const eventOf = (choices: ReadonlyArray<number>): string =>
+  choices[0]! % 5 === 0 ? between[choices[choices.length - 1]! % between.length]! : payloadOf(choices)
 
 describe("Anthropic content_block_delta in the wire spelling", () => {
   it("reads the API's spelling, and declines every other", () => {
@@ -167,15 +183,17 @@ describe("Anthropic content_block_delta in the wire spelling", () => {
     {
       choices: Arbitrary.array(Arbitrary.array(int(0, 1_000_000), { minLength: 1, maxLength: 40 }), {
         minLength: 1,
-        maxLength: 6
+        maxLength: 8
       }),
-      opened: int(0, 3)
+      opened: int(0, 5)
     },
     ({ choices, opened }) => {
-      const payloads = choices.map(payloadOf)
+      const payloads = choices.map(eventOf)
       const before = opening.slice(0, opened)
-      // A leading space: the same JSON value, never the wire spelling, so it is read by JSON.parse.
-      expect(eventsOf([...before, ...payloads])).toEqual(eventsOf([...before, ...payloads.map((p) => ` ${p}`)]))
+      // A leading space: the same JSON value, never the wire spelling, so it is read by JSON.parse
+      // (`[DONE]` is not JSON and is compared as it is).
+      const general = payloads.map((p) => p === "[DONE]" ? p : ` ${p}`)
+      expect(eventsOf([...before, ...payloads])).toEqual(eventsOf([...before, ...general]))
     },
     { arbitrary: { runs: 3000 } }
   )
