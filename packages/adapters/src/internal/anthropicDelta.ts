@@ -1,7 +1,8 @@
 /**
  * The Messages API's `content_block_delta` payload in the API's own spelling, read without
- * building its objects. Nearly every event of a stream is one (`test/fixtures/README.md` §5); the
- * Anthropic decoder reads those here and every other payload with `JSON.parse` and its checks.
+ * building its objects. Nearly every event of a stream is one (every Anthropic capture in
+ * `test/fixtures` writes them so; the rules they follow are its README's §5); the Anthropic decoder
+ * reads those here and every other payload with `JSON.parse` and its checks.
  *
  * @internal
  */
