@@ -334,6 +334,50 @@ describe("ToolExecutor (memory store)", () => {
       assert.strictEqual(runs.CreateTask, 1)
     }).pipe(Effect.provide(Store.layerMemory)))
 
+  it.live("on effect's clock the watch's alarm is one timer, set while a handler is watched and gone after the last", () =>
+    Effect.gen(function*() {
+      // Node's active timers: the alarm is one of them while a handler is watched, none after
+      const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length
+      const gates = [yield* Deferred.make<void>(), yield* Deferred.make<void>()]
+      const started = [yield* Deferred.make<string>(), yield* Deferred.make<string>()]
+      let running = 0
+      const { executor, store } = yield* harness({
+        CreateTask: {
+          recovery: "reexecute",
+          run: (params, ctx) =>
+            Effect.gen(function*() {
+              const i = running++
+              yield* Deferred.succeed(started[i]!, ctx.key)
+              yield* Deferred.await(gates[i]!)
+              return { taskId: `T-${params.dealId}`, createdAt: new Date(0) }
+            })
+        }
+      }, { leaseMs: 120 })
+      const before = timers()
+      const scope = turn()
+      const execute = (dealId: string) =>
+        Effect.forkChild(executor.execute(call(CreateTask, { dealId, title: "t" }), { scope }), {
+          startImmediately: true
+        })
+      const first = yield* execute("A1")
+      yield* Deferred.await(started[0]!)
+      assert.strictEqual(timers(), before + 1, "one alarm while the first handler runs")
+      const second = yield* execute("A2")
+      const key = yield* Deferred.await(started[1]!)
+      assert.strictEqual(timers(), before + 1, "still one alarm for two handlers")
+      yield* Deferred.succeed(gates[0]!, undefined)
+      assert.strictEqual((yield* Fiber.join(first))._tag, "Executed")
+      assert.strictEqual(timers(), before + 1, "the alarm stays for the handler still running")
+      // two and a half lease lengths after its start, the second handler's lease is still live: beats go on
+      yield* Effect.sleep("300 millis")
+      const record = yield* store.read({ scope: scope.tenant, key })
+      assert.isTrue(Option.isSome(record) && record.value.status === "in_progress" && !record.value.leaseExpired)
+      yield* Deferred.succeed(gates[1]!, undefined)
+      assert.strictEqual((yield* Fiber.join(second))._tag, "Executed")
+      assert.strictEqual(timers(), before, "no alarm after the last handler")
+      assert.strictEqual(running, 2)
+    }).pipe(Effect.provide(Store.layerMemory)))
+
   it.live("a lease lost while the handler runs interrupts it (signal aborted): LeaseLost, journalled", () =>
     Effect.gen(function*() {
       const started = yield* Deferred.make<ToolExecutor.HandlerContext>()

@@ -1,9 +1,9 @@
 /**
- * Lease supervision: handler code runs in its own fiber while one timer per executor (the
+ * Lease supervision: handler code runs in its own fiber while one alarm per executor (the
  * `Watch`) extends the leases of all running handlers every `heartbeatMs` and, at a handler's
  * deadline or when its heartbeat is fenced off, interrupts it (aborting its `signal`) and reports
  * why. A running handler costs an entry in the watch, not a fiber and a timer of its own. Time is
- * the executor's clock (effect's `Clock` of the fiber that starts the timer: `TestClock` drives
+ * the executor's clock (effect's `Clock` of the fiber that runs the handler: `TestClock` drives
  * it); the lease itself expires on the store's clock, which is why a heartbeat comes at most
  * every half lease.
  *
@@ -13,12 +13,22 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
 import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import type { LeaseLost } from "../../ExecutionError.js"
 import type * as IdempotencyStore from "../../IdempotencyStore.js"
 import type { Entry, LiveContext } from "./config.js"
+
+/**
+ * The class of effect's own clock (`Clock.Clock`'s default): on it the alarm is a plain timer, on
+ * any other (`TestClock`, a caller's own) a fiber sleeping on that clock.
+ */
+const LiveClock = Clock.Clock.defaultValue().constructor
+
+/** The longest delay a Node timer takes (longer ones fire at once); a later alarm rings early and is set again. */
+const maxTimerMs = 2 ** 31 - 1
 
 /** The handler's deadline passed (an internal signal; it becomes `ExecutionTimeout`). @internal */
 export class HandlerTimedOut extends Data.TaggedError("HandlerTimedOut")<{}> {}
@@ -36,27 +46,34 @@ interface Watched {
 }
 
 /**
- * The supervision of an executor's running handlers: one timer fiber, running while any handler
- * runs, that wakes at the earliest heartbeat or deadline due, heartbeats every lease due (each in
- * its own short fiber, so a slow store delays no timeout) and interrupts every handler past its
- * deadline or whose heartbeat was fenced off. An unreachable store is retried at the next beat
- * (the lease may lapse meanwhile, and then the next beat is fenced off).
+ * The supervision of an executor's running handlers: one alarm, set while any handler runs, that
+ * rings at the earliest heartbeat or deadline due, heartbeats every lease due (each in its own
+ * short fiber, so a slow store delays no timeout) and interrupts every handler past its deadline
+ * or whose heartbeat was fenced off. An unreachable store is retried at the next beat (the lease
+ * may lapse meanwhile, and then the next beat is fenced off). On effect's own clock the alarm is
+ * one Node timer (set and cleared in well under a microsecond, where a timer fiber per busy
+ * period cost about 10 µs of CPU per call run one at a time); on any other clock it is a fiber
+ * sleeping on that clock. Either keeps the process alive only while a handler is watched.
  *
  * @internal
  */
 export const makeWatch = (store: IdempotencyStore.Service, services: Context.Context<unknown> | undefined) => {
   const watched = new Set<Watched>()
-  /** The running timer fiber (none while nothing is watched), and when it wakes next. */
-  let timer: Fiber.Fiber<void> | undefined
+  /** When the alarm rings (`Infinity`: none is set), and how to take it back. */
   let wakeAt = Infinity
+  let cancel: (() => void) | undefined
 
-  /** Ends a handler's watch; the timer stops with the last one (no timer outlives the handlers). */
-  const unwatch = (w: Watched) => {
-    if (!watched.delete(w) || watched.size > 0 || timer === undefined) return
-    const idle = timer
-    timer = undefined
+  const disarm = () => {
     wakeAt = Infinity
-    idle.interruptUnsafe()
+    if (cancel === undefined) return
+    const taken = cancel
+    cancel = undefined
+    taken()
+  }
+
+  /** Ends a handler's watch; the alarm is taken back with the last one (none outlives the handlers). */
+  const unwatch = (w: Watched) => {
+    if (watched.delete(w) && watched.size === 0) disarm()
   }
 
   const stop = (w: Watched, reason: LeaseLost | HandlerTimedOut) => {
@@ -68,8 +85,8 @@ export const makeWatch = (store: IdempotencyStore.Service, services: Context.Con
 
   /**
    * One heartbeat, in a root span of its own (`ToolExecutor.heartbeat`, with the call's key hash and
-   * tool): the timer fiber was forked by whichever call started it, so without `root` every beat
-   * would be parented to that call's span, whatever call it extends.
+   * tool): the alarm was set by whichever call found none, so without `root` every beat would be
+   * parented to that call's span, whatever call it extends.
    */
   const beat = (w: Watched) =>
     store.heartbeat(w.lease, { leaseMs: w.entry.leaseMs }).pipe(
@@ -101,28 +118,35 @@ export const makeWatch = (store: IdempotencyStore.Service, services: Context.Con
     return { next, due }
   }
 
-  const loop = (self: { fiber: Fiber.Fiber<void> | undefined }): Effect.Effect<void> =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      if (timer !== self.fiber) return Effect.void
-      // the last handler to time out stopped this timer: `timer` is checked again below
-      const { due, next } = tick(now)
-      if (timer !== self.fiber || next === Infinity) return Effect.void
-      wakeAt = next
-      const beats = due.length === 0
-        ? Effect.void
-        : Effect.forEach(due, (w) => Effect.forkDetach(beat(w)), { discard: true })
-      return Effect.andThen(beats, Effect.andThen(Effect.sleep(next - now), Effect.suspend(() => loop(self))))
-    })
+  /**
+   * The alarm rang at `now` (ms on `clock`): beats what is due (each beat a fiber with the context
+   * of the call that set the alarm), stops what is past its deadline, and sets the alarm again for
+   * what comes next.
+   */
+  const ring = (now: number, clock: Clock.Clock, context: Context.Context<never>) => {
+    cancel = undefined
+    wakeAt = Infinity
+    const { due, next } = tick(now)
+    for (const w of due) Effect.runForkWith(context)(beat(w))
+    if (next !== Infinity && watched.size > 0) arm(next, now, clock, context)
+  }
 
-  /** Starts a timer that wakes at `at` (the one running wakes later, or none runs). */
-  const startTimer = (at: number): Effect.Effect<void> => {
-    timer?.interruptUnsafe()
+  /** Sets the alarm to ring at `at` (ms on `clock`, whose reading is `now`), in place of any set. */
+  const arm = (at: number, now: number, clock: Clock.Clock, context: Context.Context<never>) => {
+    disarm()
     wakeAt = at
-    const self: { fiber: Fiber.Fiber<void> | undefined } = { fiber: undefined }
-    return Effect.map(Effect.forkDetach(Effect.suspend(() => loop(self))), (fiber) => {
-      self.fiber = fiber
-      timer = fiber
-    })
+    if (clock instanceof LiveClock) {
+      const handle = setTimeout(() => ring(Date.now(), clock, context), Math.min(Math.max(0, at - now), maxTimerMs))
+      cancel = () => clearTimeout(handle)
+    } else {
+      const fiber = Effect.runForkWith(context)(
+        Effect.andThen(
+          clock.sleep(Duration.millis(Math.max(0, at - now))),
+          Effect.sync(() => ring(clock.currentTimeMillisUnsafe(), clock, context))
+        )
+      )
+      cancel = () => fiber.interruptUnsafe()
+    }
   }
 
   /**
@@ -151,24 +175,30 @@ export const makeWatch = (store: IdempotencyStore.Service, services: Context.Con
       (handler) => {
         const done = handler.pollUnsafe()
         if (done !== undefined) return done
-        const w: Watched = {
-          entry,
-          lease,
-          deadline,
-          handler,
-          nextBeat: started + entry.heartbeatMs,
-          stopped: undefined
-        }
-        watched.add(w)
-        const due = Math.min(w.nextBeat, deadline)
-        const watching = timer === undefined || due < wakeAt ? startTimer(due) : Effect.void
-        return Effect.andThen(
-          watching,
-          Fiber.await(handler).pipe(
-            // the caller was interrupted: interrupt the handler and wait for it (its signal aborts)
-            Effect.onInterrupt(() => Fiber.interrupt(handler)),
-            // nobody waits for a beat in flight: one fenced off after the handler ended changes nothing
-            Effect.ensuring(Effect.sync(() => unwatch(w))),
+        return Effect.withFiber((fiber) => {
+          const w: Watched = {
+            entry,
+            lease,
+            deadline,
+            handler,
+            nextBeat: started + entry.heartbeatMs,
+            stopped: undefined
+          }
+          watched.add(w)
+          const due = Math.min(w.nextBeat, deadline)
+          if (due < wakeAt) {
+            const clock = fiber.getRef(Clock.Clock)
+            arm(due, clock.currentTimeMillisUnsafe(), clock, fiber.context)
+          }
+          return Fiber.await(handler).pipe(
+            // The wait ends: the watch ends (nobody waits for a beat in flight: one fenced off after
+            // the handler ended changes nothing). It ends by interruption only when the caller was
+            // interrupted: then the handler is interrupted and waited for first (its signal aborts).
+            Effect.onExit((awaited) =>
+              Exit.isFailure(awaited)
+                ? Effect.ensuring(Fiber.interrupt(handler), Effect.sync(() => unwatch(w)))
+                : Effect.sync(() => unwatch(w))
+            ),
             // the handler's own outcome wins; the watch's reason explains an interruption
             Effect.flatMap((exit): Effect.Effect<A, unknown> =>
               w.stopped !== undefined && Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause)
@@ -176,7 +206,7 @@ export const makeWatch = (store: IdempotencyStore.Service, services: Context.Con
                 : exit as Exit.Exit<A, unknown>
             )
           )
-        )
+        })
       }
     )
 
