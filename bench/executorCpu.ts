@@ -4,10 +4,13 @@
  * each with a handler that returns at once (`sync`) and one that suspends once (`async`), over the
  * memory store (executor and store JS only, no I/O) or the PostgreSQL server (`EXEC_AB_STORE=pg`,
  * `TOOLGATE_PG_URL`, in schema `tg_execab_<pid>`, dropped at the end). Slices of
- * `EXEC_AB_SLICE` s (default 0.5) rotate over the sides for `EXEC_AB_ROUNDS` rounds (default 5)
- * at each of 1, 8, 32 fibers; each side reports calls/s and process CPU (user + system, all
- * threads) per call in µs. On PostgreSQL a `floor` side runs the same claim and complete statements
- * through the same client without the executor (as in `bench/execution.ts`). Timings on a shared machine are noisy: compare sides of one run.
+ * `EXEC_AB_SLICE` s (default 0.5; with `EXEC_AB_CALLS`, of that many calls per fiber instead)
+ * rotate over the sides for `EXEC_AB_ROUNDS` rounds (default 5) at each of 1, 8, 32 fibers; each
+ * side reports calls/s and process CPU (user + system, all threads) per call in µs, and the least
+ * and the median of its slices' CPU per call (on a shared host the least slice is the steadiest
+ * figure: interference only adds). On PostgreSQL a `floor`
+ * side runs the same claim and complete statements through the same client without the executor
+ * (as in `bench/execution.ts`). Timings on a shared machine are noisy: compare sides of one run.
  *
  * Run: `npx tsc -b bench && npx node bench/dist/executorCpu.js` (add `--cpu-prof` to profile).
  */
@@ -65,11 +68,23 @@ const machineCpuUs = (): number => {
   }
 }
 
+/**
+ * One slice of a side: `fibers` fibers calling it for `seconds`, or, with `EXEC_AB_CALLS` set, for that
+ * many calls each (no clock read between calls).
+ */
 const slice = (fibers: number, seconds: number, op: () => Effect.Effect<unknown, unknown>) =>
   Effect.gen(function*() {
     let ops = 0
     const deadline = performance.now() + seconds * 1000
-    const loop = Effect.suspend(() => (ops++, op())).pipe(Effect.repeat({ while: () => performance.now() < deadline }))
+    const calls = Number(process.env.EXEC_AB_CALLS ?? 0)
+    const loop = calls > 0
+      ? Effect.gen(function*() {
+        for (let i = 0; i < calls; i++) {
+          ops++
+          yield* op()
+        }
+      })
+      : Effect.suspend(() => (ops++, op())).pipe(Effect.repeat({ while: () => performance.now() < deadline }))
     const m0 = machineCpuUs()
     const c0 = process.cpuUsage()
     const t0 = performance.now()
@@ -82,6 +97,13 @@ const slice = (fibers: number, seconds: number, op: () => Effect.Effect<unknown,
       machineUs: machineCpuUs() - m0
     }
   })
+
+const least = (xs: ReadonlyArray<number>): number => xs.length === 0 ? NaN : Math.min(...xs)
+const median = (xs: ReadonlyArray<number>): number => {
+  if (xs.length === 0) return NaN
+  const sorted = xs.toSorted((a, b) => a - b)
+  return sorted[sorted.length >> 1]
+}
 
 const main = Effect.gen(function*() {
   const other = process.env.EXEC_AB_OTHER
@@ -150,6 +172,7 @@ const main = Effect.gen(function*() {
   for (const name of names) yield* slice(8, 0.4, sides[name])
   for (const fibers of (process.env.EXEC_AB_FIBERS ?? "1,8,32").split(",").map(Number)) {
     const total = Object.fromEntries(names.map((k) => [k, { ops: 0, seconds: 0, cpuUs: 0, machineUs: 0 }]))
+    const slices = Object.fromEntries(names.map((k) => [k, [] as Array<number>]))
     for (let round = 0; round < rounds; round++) {
       for (let j = 0; j < names.length; j++) {
         const name = names[(j + round) % names.length]
@@ -158,6 +181,7 @@ const main = Effect.gen(function*() {
         total[name].seconds += done.seconds
         total[name].cpuUs += done.cpuUs
         total[name].machineUs += done.machineUs
+        if (done.ops > 0) slices[name].push(done.cpuUs / done.ops)
       }
     }
     for (const name of names) {
@@ -167,7 +191,9 @@ const main = Effect.gen(function*() {
           (t.ops / t.seconds).toFixed(0).padStart(7)
         } calls/s  ${(t.cpuUs / t.ops).toFixed(1).padStart(6)} µs CPU/call  ${
           (t.machineUs / t.ops).toFixed(0).padStart(5)
-        } µs machine CPU/call\n`
+        } µs machine CPU/call  slices: least ${least(slices[name]).toFixed(1)}, median ${
+          median(slices[name]).toFixed(1)
+        } µs CPU/call\n`
       )
     }
   }
