@@ -4,9 +4,9 @@
  * passes; the memory store reads the same clock).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
+import { ExecutionError, IdempotencyStore as Store, ToolExecutor } from "@toolgate/runtime"
 import { ValidatedCall } from "@toolgate/testing"
-import { Cause, Deferred, Duration, Effect, Exit, Fiber, Option, Schema, Tracer } from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, Exit, Fiber, Option, Schema, Tracer } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { TestClock } from "effect/testing"
 
@@ -198,5 +198,116 @@ describe("ToolExecutor on the TestClock", () => {
       }
       yield* Deferred.succeed(gate, undefined)
       assert.strictEqual((yield* Fiber.join(holder))._tag, "Executed")
+    }).pipe(Effect.provide(Store.layerMemory)))
+  it.effect("a call started the moment a heartbeat is fenced off keeps its own deadline (the alarm set again before the beats)", () =>
+    Effect.gen(function*() {
+      // a beat of the memory store answers at once: the fenced-off call ends, and the next one
+      // starts, inside the alarm's own ring
+      const store = yield* Store.IdempotencyStore
+      const started = yield* Deferred.make<ToolExecutor.HandlerContext>()
+      const quick = { start: -1, aborted: -1 }
+      const executor = yield* ToolExecutor.make(Both, {
+        Slow: {
+          recovery: "reexecute",
+          leaseMs: 6_000,
+          timeoutMs: 600_000,
+          run: (_, ctx) => Deferred.succeed(started, ctx).pipe(Effect.andThen(Effect.never))
+        },
+        Quick: {
+          recovery: "reexecute",
+          leaseMs: 300,
+          timeoutMs: 150,
+          run: (_, ctx) =>
+            Effect.clockWith((clock) =>
+              Effect.sync(() => {
+                quick.start = clock.currentTimeMillisUnsafe()
+                ctx.signal.addEventListener("abort", () => (quick.aborted = clock.currentTimeMillisUnsafe()))
+              })
+            ).pipe(Effect.andThen(Effect.never))
+        }
+      })
+      const running = yield* Effect.forkChild(
+        executor.executeAll([call("s"), ValidatedCall.make(Quick, { id: "q" })], { scope, concurrency: 1 }),
+        { startImmediately: true }
+      )
+      const ctx = yield* Deferred.await(started)
+      // the slow call's lease is taken from under it: its first heartbeat (at 2,000 ms) is fenced off
+      yield* store.park({ scope: scope.tenant, key: ctx.key, fence: ctx.fence }, { error: null })
+      yield* advance(2_500, 50)
+      const [slow, quickOutcome] = yield* Fiber.join(running)
+      assert.strictEqual(slow._tag === "Failure" ? slow.failure._tag : slow._tag, "LeaseLost")
+      assert.strictEqual(
+        quickOutcome._tag === "Failure" ? quickOutcome.failure._tag : quickOutcome._tag,
+        "ExecutionTimeout"
+      )
+      // at its own deadline, not at the slow call's next beat (4,000 ms)
+      assert.deepStrictEqual([quick.start, quick.aborted - quick.start], [2_000, 150])
+    }).pipe(Effect.provide(Store.layerMemory)))
+  it.effect("an alarm that rings as it is set (a takeover whose probe outlasted a heartbeat) leaves no sleep behind", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.IdempotencyStore
+      // the test clock, counting the sleeps in progress on it
+      const test = yield* Clock.clockWith(Effect.succeed)
+      let sleeping = 0
+      const counting: Clock.Clock = {
+        currentTimeMillisUnsafe: () => test.currentTimeMillisUnsafe(),
+        currentTimeMillis: Effect.sync(() => test.currentTimeMillisUnsafe()),
+        currentTimeNanosUnsafe: () => test.currentTimeNanosUnsafe(),
+        currentTimeNanos: test.currentTimeNanos,
+        monotonicTimeNanosUnsafe: () => test.monotonicTimeNanosUnsafe(),
+        monotonicTimeNanos: test.monotonicTimeNanos,
+        sleep: (duration) =>
+          Effect.suspend(() => {
+            sleeping++
+            return test.sleep(duration)
+          }).pipe(Effect.ensuring(Effect.sync(() => sleeping--)))
+      }
+      // worker X cannot reach the store for its heartbeats: its lease lapses
+      const unreachable: Store.Service = {
+        ...store,
+        heartbeat: () =>
+          Effect.fail(
+            new ExecutionError.StoreUnavailable({
+              keyHash: null,
+              operation: "heartbeat",
+              reason: "ConnectionError",
+              code: null,
+              retryable: true
+            })
+          )
+      }
+      const startedX = yield* Deferred.make<void>()
+      const x = yield* ToolExecutor.make(Kit, {
+        Slow: {
+          recovery: "reconcile",
+          leaseMs: 300,
+          timeoutMs: 600_000,
+          probe: () => Effect.succeed(Option.none()),
+          run: () => Deferred.succeed(startedX, undefined).pipe(Effect.andThen(Effect.never))
+        }
+      }).pipe(Effect.provideService(Store.IdempotencyStore, unreachable))
+      // worker Y takes the lapsed lease over; its probe outlasts its heartbeat interval (1,000 ms), so
+      // its handler's first beat is due when the handler starts
+      const y = yield* ToolExecutor.make(Kit, {
+        Slow: {
+          recovery: "reconcile",
+          leaseMs: 3_000,
+          timeoutMs: 600_000,
+          probe: () => Effect.sleep("1100 millis").pipe(Effect.as(Option.none())),
+          run: () => Effect.sleep("50 millis").pipe(Effect.as({ ok: true }))
+        }
+      })
+      const onX = yield* Effect.forkChild(Effect.exit(x.execute(call("1"), { scope })), { startImmediately: true })
+      yield* Deferred.await(startedX)
+      yield* TestClock.adjust("400 millis")
+      const onY = yield* Effect.forkChild(
+        Effect.exit(y.execute(call("1"), { scope })).pipe(Effect.provideService(Clock.Clock, counting)),
+        { startImmediately: true }
+      )
+      while (onY.pollUnsafe() === undefined) yield* advance(10, 10)
+      const done = yield* Fiber.join(onY)
+      yield* Fiber.interrupt(onX)
+      assert.isTrue(Exit.isSuccess(done) && done.value._tag === "Executed")
+      assert.strictEqual(sleeping, 0, "no alarm left sleeping on Y's clock after its handler ended")
     }).pipe(Effect.provide(Store.layerMemory)))
 })

@@ -378,6 +378,26 @@ describe("ToolExecutor (memory store)", () => {
       assert.strictEqual(running, 2)
     }).pipe(Effect.provide(Store.layerMemory)))
 
+  it.live("a store whose heartbeat throws fails that beat only: the watch goes on and the handler times out", () =>
+    Effect.gen(function*() {
+      const store = yield* IdempotencyStore
+      const throwing: Store.Service = {
+        ...store,
+        heartbeat: () => {
+          throw new Error("a store bug: heartbeat threw")
+        }
+      }
+      const executor = yield* ToolExecutor.make(Crm, {
+        CreateTask: { recovery: "reexecute", timeoutMs: 250, run: () => Effect.never },
+        UpdateStage: { recovery: "manual", run: () => Effect.succeed({ ok: true }) },
+        Export: { run: () => Effect.succeed("") }
+      }, { leaseMs: 300 }).pipe(Effect.provideService(IdempotencyStore, throwing))
+      const exit = yield* Effect.exit(
+        executor.execute(call(CreateTask, { dealId: "D9", title: "t" }), { scope: turn() })
+      )
+      assert.strictEqual(failureOf(exit)._tag, "ExecutionTimeout")
+    }).pipe(Effect.provide(Store.layerMemory)))
+
   it.live("a lease lost while the handler runs interrupts it (signal aborted): LeaseLost, journalled", () =>
     Effect.gen(function*() {
       const started = yield* Deferred.make<ToolExecutor.HandlerContext>()

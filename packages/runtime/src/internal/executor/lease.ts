@@ -119,16 +119,19 @@ export const makeWatch = (store: IdempotencyStore.Service, services: Context.Con
   }
 
   /**
-   * The alarm rang at `now` (ms on `clock`): beats what is due (each beat a fiber with the context
-   * of the call that set the alarm), stops what is past its deadline, and sets the alarm again for
-   * what comes next.
+   * The alarm rang at `now` (ms on `clock`): stops what is past its deadline, sets the alarm again
+   * for what comes next, then beats what is due (each beat a fiber with the context of the call
+   * that set the alarm). The alarm is set before the beats start because a beat may end its call
+   * there and then (a store that answers at once, a fenced-off lease), and the caller's next call
+   * may set an earlier alarm of its own, which must stand.
    */
   const ring = (now: number, clock: Clock.Clock, context: Context.Context<never>) => {
     cancel = undefined
     wakeAt = Infinity
     const { due, next } = tick(now)
-    for (const w of due) Effect.runForkWith(context)(beat(w))
-    if (next !== Infinity && watched.size > 0) arm(next, now, clock, context)
+    if (next !== Infinity && next < wakeAt && watched.size > 0) arm(next, now, clock, context)
+    // a store whose heartbeat throws fails its beat, never the alarm
+    for (const w of due) Effect.runForkWith(context)(Effect.suspend(() => beat(w)))
   }
 
   /** Sets the alarm to ring at `at` (ms on `clock`, whose reading is `now`), in place of any set. */
@@ -138,15 +141,21 @@ export const makeWatch = (store: IdempotencyStore.Service, services: Context.Con
     if (clock instanceof LiveClock) {
       const handle = setTimeout(() => ring(Date.now(), clock, context), Math.min(Math.max(0, at - now), maxTimerMs))
       cancel = () => clearTimeout(handle)
-    } else {
-      const fiber = Effect.runForkWith(context)(
-        Effect.andThen(
-          clock.sleep(Duration.millis(Math.max(0, at - now))),
-          Effect.sync(() => ring(clock.currentTimeMillisUnsafe(), clock, context))
-        )
-      )
-      cancel = () => fiber.interruptUnsafe()
+      return
     }
+    // A clock may end a sleep at once (`TestClock`, a delay ≤ 0): the alarm then rang, and maybe set
+    // the next one, before the fiber is returned here; this fiber is over and must not replace it.
+    let rang = false
+    const fiber = Effect.runForkWith(context)(
+      Effect.andThen(
+        clock.sleep(Duration.millis(Math.max(0, at - now))),
+        Effect.sync(() => {
+          rang = true
+          ring(clock.currentTimeMillisUnsafe(), clock, context)
+        })
+      )
+    )
+    if (!rang) cancel = () => fiber.interruptUnsafe()
   }
 
   /**
