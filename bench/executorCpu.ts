@@ -24,6 +24,7 @@ import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { pathToFileURL } from "node:url"
 import { floorCall } from "./execution.js"
+import { median } from "./measure.js"
 
 const params = Schema.Struct({ leadId: Schema.String })
 const success = Schema.Struct({ ok: Schema.Boolean })
@@ -97,13 +98,6 @@ const slice = (fibers: number, seconds: number, op: () => Effect.Effect<unknown,
       machineUs: machineCpuUs() - m0
     }
   })
-
-const least = (xs: ReadonlyArray<number>): number => xs.length === 0 ? NaN : Math.min(...xs)
-const median = (xs: ReadonlyArray<number>): number => {
-  if (xs.length === 0) return NaN
-  const sorted = xs.toSorted((a, b) => a - b)
-  return sorted[sorted.length >> 1]
-}
 
 const main = Effect.gen(function*() {
   const other = process.env.EXEC_AB_OTHER
@@ -191,7 +185,7 @@ const main = Effect.gen(function*() {
           (t.ops / t.seconds).toFixed(0).padStart(7)
         } calls/s  ${(t.cpuUs / t.ops).toFixed(1).padStart(6)} µs CPU/call  ${
           (t.machineUs / t.ops).toFixed(0).padStart(5)
-        } µs machine CPU/call  slices: least ${least(slices[name]).toFixed(1)}, median ${
+        } µs machine CPU/call  slices: least ${Math.min(...slices[name]).toFixed(1)}, median ${
           median(slices[name]).toFixed(1)
         } µs CPU/call\n`
       )

@@ -379,13 +379,24 @@ export const decoder = (options?: Options): Decoder.Decoder => {
     parts.usage = usageOf(event.usage)
   }
 
+  /**
+   * The parts of an event of `type`, failed already when it opens the body before `message_start`:
+   * it is read to its end like any failing event (§2), so its text and stop reason still count.
+   */
+  const partsOf = (type: string): EventParts => {
+    const parts = new EventParts()
+    if (messageId === undefined && type !== "message_start" && type !== "error") {
+      parts.fail(protocol(`the body opens with ${type}, not message_start`))
+    }
+    return parts
+  }
+
   return {
     onEvent({ data }) {
       // Nearly every event is a delta in the API's own spelling: it is read without building its object.
       const kind = stopped ? NOT_WIRE_FORM : wireDelta.read(data)
       if (kind !== NOT_WIRE_FORM) {
-        const parts = new EventParts()
-        if (messageId === undefined) parts.fail(protocol("the body opens with content_block_delta, not message_start"))
+        const parts = partsOf("content_block_delta")
         onDelta(wireDelta.index, kind, wireDelta.value, parts)
         return parts.toEvent()
       }
@@ -405,11 +416,7 @@ export const decoder = (options?: Options): Decoder.Decoder => {
         return { failure: malformed("the event has no string `type`", data) }
       }
       if (type === "ping") return undefined
-      const parts = new EventParts()
-      if (messageId === undefined && type !== "message_start" && type !== "error") {
-        // Read to its end like any failing event (§2): its text and stop reason still count.
-        parts.fail(protocol(`the body opens with ${type}, not message_start`))
-      }
+      const parts = partsOf(type)
       // Nearly every event is a delta: its case comes first (a switch compares the cases in order).
       switch (type) {
         case "content_block_delta":

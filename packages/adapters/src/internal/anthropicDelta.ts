@@ -62,7 +62,7 @@ export class WireDelta {
       i += textHead.length
     } else return NOT_WIRE_FORM
     const end = data.length - 2
-    if (data.charCodeAt(i) !== QUOTE || end <= i || !data.endsWith("}}")) return NOT_WIRE_FORM
+    if (data.charCodeAt(i) !== QUOTE || !data.endsWith("}}")) return NOT_WIRE_FORM
     let value: unknown
     try {
       value = JSON.parse(data.slice(i, end))
