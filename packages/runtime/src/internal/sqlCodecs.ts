@@ -154,21 +154,49 @@ const RecordRefRequest = Schema.Struct({ scope: Schema.String, key: Schema.Strin
 
 const bytesOf = (text: string | null): number | null => text === null ? null : Buffer.byteLength(text, "utf8")
 
-/** A statement's codecs: its parameters (`params` puts them in placeholder order) and its rows. @internal */
+/**
+ * A statement's codecs: its parameters (`params` puts them in placeholder order) and its rows.
+ *
+ * The statements every execution runs (claim, complete) also have a reading without `Schema`
+ * (`fast`): the request's parameters and each row checked field by field in the one shape the
+ * store sends and the driver returns (a `bigint` fence, a valid `Date`), `undefined` for anything
+ * else, which `Request`/`Row` then decide, failures included. Where it answers, the answer is
+ * `params(encode(request))` and `decode(row)`: tested against the schemas on any value
+ * (`test/SqlCodecs.props.test.ts`).
+ *
+ * @internal
+ */
 export interface Codec<Req extends Schema.Constraint, Row extends Schema.Constraint> {
   readonly Request: Req
   readonly Row: Row
   readonly params: (request: Req["Encoded"]) => ReadonlyArray<unknown>
+  readonly fast?: Fast<Req, Row> | undefined
+}
+
+/** A statement's reading without `Schema` for its usual values; `undefined`: not such a value. @internal */
+export interface Fast<Req extends Schema.Constraint, Row extends Schema.Constraint> {
+  readonly params: (request: Req["Type"]) => ReadonlyArray<unknown> | undefined
+  readonly row: (row: unknown) => Row["Type"] | undefined
 }
 
 const codec = <Req extends Schema.Constraint, Row extends Schema.Constraint>(
   Request: Req,
   Row: Row,
-  params: (request: Req["Encoded"]) => ReadonlyArray<unknown>
-): Codec<Req, Row> => ({ Request, Row, params })
+  params: (request: Req["Encoded"]) => ReadonlyArray<unknown>,
+  fast?: Fast<Req, Row>
+): Codec<Req, Row> => ({ Request, Row, params, fast })
 
-/** @internal */
-export const claim = codec(ClaimRequest, ClaimRow, (r) => [
+const recoveries: ReadonlySet<unknown> = new Set(Rules.Recovery.literals)
+const statuses: ReadonlySet<unknown> = new Set(Rules.Status.literals)
+const isText = (u: unknown): u is string => typeof u === "string"
+const isTextOrNull = (u: unknown): u is string | null => u === null || typeof u === "string"
+const isNumber = (u: unknown): u is number => typeof u === "number"
+/** What `Schema.Date` accepts. */
+const isValidDate = (u: unknown): u is Date => u instanceof Date && !Number.isNaN(u.getTime())
+const isNow = (u: unknown): u is Date | null => u === null || isValidDate(u)
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
+
+const claimParams = (r: typeof ClaimRequest.Encoded): ReadonlyArray<unknown> => [
   r.scope,
   r.key,
   r.tool,
@@ -180,7 +208,31 @@ export const claim = codec(ClaimRequest, ClaimRow, (r) => [
   r.recovery,
   r.now,
   r.arguments
-])
+]
+
+/** @internal */
+export const claim = codec(ClaimRequest, ClaimRow, claimParams, {
+  params: (r) =>
+    isText(r.scope) && isText(r.key) && isText(r.tool) && isText(r.fingerprint) && isTextOrNull(r.arguments) &&
+      isText(r.owner) && isNumber(r.leaseMs) && isNumber(r.retentionMs) && isNumber(r.maxAttempts) &&
+      recoveries.has(r.recovery) && isNow(r.now)
+      ? claimParams(r)
+      : undefined,
+  row: (row) =>
+    isRecord(row) && typeof row.fence === "bigint" && isNumber(row.attempt) && isNumber(row.maxAttempts) &&
+      isNumber(row.generation) && (row.previous === null || statuses.has(row.previous)) &&
+      recoveries.has(row.recovery) && isValidDate(row.leaseExpiresAt)
+      ? {
+        fence: row.fence,
+        attempt: row.attempt,
+        maxAttempts: row.maxAttempts,
+        generation: row.generation,
+        previous: row.previous as typeof ClaimRow.Type["previous"],
+        recovery: row.recovery as typeof ClaimRow.Type["recovery"],
+        leaseExpiresAt: row.leaseExpiresAt
+      }
+      : undefined
+})
 /**
  * A batch of claims: `claims` is the JSON array `claimManyJson` makes; each row a won claim with
  * its record's identity. @internal
@@ -240,8 +292,7 @@ export const claimManyJson = (requests: ReadonlyArray<IdempotencyStore.ClaimRequ
 export const read = codec(RefRequest, RecordRow, (r) => [r.scope, r.key, r.now])
 /** @internal */
 export const peek = codec(RecordRefRequest, PeekRow, (r) => [r.scope, r.key])
-/** @internal */
-export const complete = codec(CompleteRequest, FenceRow, (r) => [
+const completeParams = (r: typeof CompleteRequest.Encoded): ReadonlyArray<unknown> => [
   r.scope,
   r.key,
   r.fence,
@@ -250,7 +301,17 @@ export const complete = codec(CompleteRequest, FenceRow, (r) => [
   r.externalRef,
   r.retentionMs,
   r.now
-])
+]
+
+/** @internal */
+export const complete = codec(CompleteRequest, FenceRow, completeParams, {
+  params: (r) =>
+    isText(r.scope) && isText(r.key) && typeof r.fence === "bigint" && isText(r.result) &&
+      isTextOrNull(r.externalRef) && isNumber(r.retentionMs) && isNow(r.now)
+      ? completeParams(r)
+      : undefined,
+  row: (row) => isRecord(row) && typeof row.fence === "bigint" ? { fence: row.fence } : undefined
+})
 /**
  * A batch of completes: `completes` is the JSON array `completeManyJson` makes; each row a lease
  * the statement completed. @internal

@@ -119,19 +119,36 @@ export const queryOn = (sql: SqlClient.SqlClient) =>
 <Req extends Schema.Constraint, Row extends Schema.Constraint>(
   operation: StoreOperation,
   statement: string,
-  { Request, Row, params }: Codec<Req, Row>
+  { Request, Row, fast, params }: Codec<Req, Row>
 ) => {
   // synchronous codecs (no Effect per field): the statements' schemas have no effectful transformations
   const encode = Schema.encodeUnknownExit(Request as unknown as Schema.Codec<Req["Type"], Req["Encoded"]>)
   const decode = Schema.decodeUnknownExit(
     Schema.mutable(Schema.Array(Row as unknown as Schema.Codec<Row["Type"], unknown>))
   )
+  /** The rows read without `Schema` when every one is in the usual shape (`undefined`: the schema decides). */
+  const fastRows = (rows: ReadonlyArray<unknown>): Array<Row["Type"]> | undefined => {
+    if (fast === undefined) return undefined
+    const out: Array<Row["Type"]> = []
+    for (let i = 0; i < rows.length; i++) {
+      const row = fast.row(rows[i])
+      if (row === undefined) return undefined
+      out.push(row)
+    }
+    return out
+  }
   return (request: Req["Type"], keyHash: string | null = null): Effect.Effect<Array<Row["Type"]>, StoreUnavailable> => {
-    const encoded = encode(request)
-    if (Exit.isFailure(encoded)) return Effect.fail(unreadableRow(operation, keyHash))
-    return sql.unsafe(statement, params(encoded.value)).pipe(
+    let values = fast?.params(request)
+    if (values === undefined) {
+      const encoded = encode(request)
+      if (Exit.isFailure(encoded)) return Effect.fail(unreadableRow(operation, keyHash))
+      values = params(encoded.value)
+    }
+    return sql.unsafe(statement, values).pipe(
       Effect.mapError(unavailable(operation, keyHash)),
       Effect.flatMap((rows) => {
+        const read = fastRows(rows)
+        if (read !== undefined) return Effect.succeed(read)
         const decoded = decode(rows)
         return Exit.isSuccess(decoded) ? Effect.succeed(decoded.value) : Effect.fail(unreadableRow(operation, keyHash))
       })
