@@ -24,9 +24,10 @@
  * `bench/main.ts`, which imports {@link runExecutionBenchmark}). The server is `TOOLGATE_PG_URL`
  * (default `postgres://postgres@127.0.0.1:5432/test`, its configuration as it is: with
  * `synchronous_commit = on` each claim and complete waits for a WAL flush); the benchmark works
- * in its own schema and drops it at the end. Each concurrency level runs `BENCH_ROUNDS`
+ * in its own schema and drops it at the end. After a warm-up of every side (a 32-fiber slice, then
+ * `BENCH_WARM_CALLS`, default 4,000, calls one at a time), each concurrency level runs `BENCH_ROUNDS`
  * (default 6) rounds of one `BENCH_SLICE_SECONDS` (default 0.4 s) slice per side, in rotating
- * order; the whole run takes about 25 s.
+ * order; the whole run takes about 75 s.
  */
 import { PgClient } from "@effect/sql-pg"
 import type { ToolCall } from "@toolgate/core"
@@ -258,15 +259,24 @@ export const runExecutionBenchmark = (): Promise<ReadonlyArray<Row>> => {
   const url = process.env.TOOLGATE_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test"
   const seconds = Number(process.env.BENCH_SLICE_SECONDS ?? 0.4)
   const rounds = Number(process.env.BENCH_ROUNDS ?? 6)
+  const warmCalls = Number(process.env.BENCH_WARM_CALLS ?? 4000)
   const schema = `tg_bench_${process.pid}`
   const Sql = PgClient.layer({ url: Redacted.make(url), maxConnections: 32 })
 
   const program = Effect.gen(function*() {
     const sides = yield* makeSides(schema)
     const trips = yield* roundTrips(url, schema)
-    // warm up every path (prepared statements on every pooled connection, JIT)
+    // Warm up every path: prepared statements on every pooled connection (32 fibers), then the
+    // JIT on the path a lone call takes (1 fiber: its claim and complete go from the caller's
+    // fiber, not in a shared statement). One call at a time in blocks of 500 (`bench/warmup.ts`),
+    // the service's CPU per call keeps falling for its first ~5,000 calls while V8 optimizes its
+    // code (the floor's settles within ~1,000), so each side runs `warmCalls` calls (steps: a
+    // quarter) one at a time after its 32-fiber slice, untimed, before any slice is measured: the
+    // table is the steady state a long-running worker is in, for every side alike.
     for (const side of ["service", "async", "floor", "floorAsync", "executes", "step"] as const) {
       yield* slice(32, 0.4, sides[side])
+      const calls = side === "executes" || side === "step" ? warmCalls / 4 : warmCalls
+      for (let i = 0; i < calls; i++) yield* sides[side](i)
     }
 
     const orders = [

@@ -5,7 +5,8 @@
  * memory store (executor and store JS only, no I/O) or the PostgreSQL server (`EXEC_AB_STORE=pg`,
  * `TOOLGATE_PG_URL`, in schema `tg_execab_<pid>`, dropped at the end). Slices of
  * `EXEC_AB_SLICE` s (default 0.5; with `EXEC_AB_CALLS`, of that many calls per fiber instead)
- * rotate over the sides for `EXEC_AB_ROUNDS` rounds (default 5) at each of 1, 8, 32 fibers; each
+ * rotate over the sides for `EXEC_AB_ROUNDS` rounds (default 5) at each of 1, 8, 32 fibers (after a
+ * warm-up of every side: 0.4 s at 8 fibers, then `EXEC_AB_WARM_CALLS` calls one at a time); each
  * side reports calls/s and process CPU (user + system, all threads) per call in µs, and the least
  * and the median of its slices' CPU per call (on a shared host the least slice is the steadiest
  * figure: interference only adds). On PostgreSQL a `floor`
@@ -163,7 +164,13 @@ const main = Effect.gen(function*() {
   }
   const only = process.env.EXEC_AB_ONLY
   const names = Object.keys(sides).filter((k) => only === undefined || k === only)
-  for (const name of names) yield* slice(8, 0.4, sides[name])
+  // warm-up: every path at 8 fibers, then `EXEC_AB_WARM_CALLS` calls one at a time (default 3000;
+  // a lone call's path needs a few thousand calls before V8 has optimized it, see bench/execution.ts)
+  const warmCalls = Number(process.env.EXEC_AB_WARM_CALLS ?? 3000)
+  for (const name of names) {
+    yield* slice(8, 0.4, sides[name])
+    for (let i = 0; i < warmCalls; i++) yield* sides[name]()
+  }
   for (const fibers of (process.env.EXEC_AB_FIBERS ?? "1,8,32").split(",").map(Number)) {
     const total = Object.fromEntries(names.map((k) => [k, { ops: 0, seconds: 0, cpuUs: 0, machineUs: 0 }]))
     const slices = Object.fromEntries(names.map((k) => [k, [] as Array<number>]))
