@@ -1,0 +1,38 @@
+/**
+ * What a stream costs after another contender's: on one generated input, every ordered pair of
+ * contenders (the floor, toolgate and the input's SDKs) runs as "the first, then the second", and
+ * the second's time is kept (`timeOne`: wall ms, its result checked), `INTERLEAVE_PAIRS` times
+ * (default 200) after 40 untimed streams of each. Prints the median of each "B after A". The stream
+ * table of `npm run bench` rotates the contenders stream by stream, so its medians mix these; the
+ * gap ladder runs only the floor and toolgate's steps.
+ *
+ *   npx tsc -b bench && npx node --expose-gc bench/dist/interleave.js [provider] [size]
+ *
+ * Defaults: `anthropic small`.
+ */
+import { contenders } from "./contenders.js"
+import { generate, type Provider, type Size } from "./generator.js"
+import { median, timeOne } from "./measure.js"
+
+const [provider = "anthropic", size = "small"] = process.argv.slice(2)
+const input = generate(provider as Provider, size as Size)
+const group = contenders.filter((c) => c.providers.includes(input.provider) && c.name !== "Stream pipeline")
+const pairs = Number(process.env.INTERLEAVE_PAIRS ?? 200)
+
+for (const contender of group) {
+  for (let i = 0; i < 40; i++) await timeOne(contender, input)
+}
+const times = new Map<string, Array<number>>()
+for (let r = 0; r < pairs; r++) {
+  for (const first of group) {
+    for (const second of group) {
+      await timeOne(first, input)
+      const key = `${second.name} after ${first.name}`
+      const list = times.get(key) ?? []
+      list.push((await timeOne(second, input)).ms)
+      times.set(key, list)
+    }
+  }
+}
+process.stdout.write(`${provider}/${size}, median ms of ${pairs} streams each\n`)
+for (const [key, list] of times) process.stdout.write(`${key.padEnd(40)} ${median(list).toFixed(3)}\n`)
