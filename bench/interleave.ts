@@ -2,7 +2,8 @@
  * What a stream costs after another contender's: on one generated input, every ordered pair of
  * contenders (the floor, toolgate and the input's SDKs) runs as "the first, then the second", and
  * the second's time is kept (`timeOne`: wall ms, its result checked), `INTERLEAVE_PAIRS` times
- * (default 200) after 40 untimed streams of each. Prints the median of each "B after A". The stream
+ * (default 200) after 40 untimed streams of each. Prints the median of each "B after A", then, for
+ * each other contender, toolgate's 1st to 4th stream in a row after one stream of it. The stream
  * table of `npm run bench` rotates the contenders stream by stream, so its medians mix these; the
  * gap ladder runs only the floor and toolgate's steps.
  *
@@ -30,6 +31,19 @@ for (let r = 0; r < pairs; r++) {
       const key = `${second.name} after ${first.name}`
       const list = times.get(key) ?? []
       list.push((await timeOne(second, input)).ms)
+      times.set(key, list)
+    }
+  }
+}
+const toolgate = group.find((c) => c.name === "toolgate")!
+const others = group.filter((c) => c !== toolgate)
+for (let r = 0; r < pairs; r++) {
+  for (const other of others) {
+    await timeOne(other, input)
+    for (let k = 1; k <= 4; k++) {
+      const key = `toolgate #${k} in a row after ${other.name}`
+      const list = times.get(key) ?? []
+      list.push((await timeOne(toolgate, input)).ms)
       times.set(key, list)
     }
   }
