@@ -2,16 +2,19 @@
  * What a stream costs after another contender's: on one generated input, every ordered pair of
  * contenders (the floor, toolgate and the input's SDKs) runs as "the first, then the second", and
  * the second's time is kept (`timeOne`: wall ms, its result checked), `INTERLEAVE_PAIRS` times
- * (default 200) after 40 untimed streams of each. Prints the median of each "B after A", then, for
- * each other contender, toolgate's 1st to 4th stream in a row after one stream of it. The stream
- * table of `npm run bench` rotates the contenders stream by stream, so its medians mix these; the
- * gap ladder runs only the floor and toolgate's steps.
+ * (default 200) after 40 untimed streams of each. Prints the median of each "B after A"; then, for
+ * each other contender, toolgate's 1st to 4th stream in a row after one stream of it; then each step
+ * of the gap ladder (`bench/gap.ts`) and toolgate right after one stream of the input's first SDK
+ * and right after a stream of its own. The stream table of `npm run bench` rotates the contenders
+ * stream by stream, so its medians mix these; the gap ladder runs only the floor and toolgate's
+ * steps.
  *
  *   npx tsc -b bench && npx node --expose-gc bench/dist/interleave.js [provider] [size]
  *
  * Defaults: `anthropic small`.
  */
 import { contenders } from "./contenders.js"
+import { ladder } from "./gap.js"
 import { generate, type Provider, type Size } from "./generator.js"
 import { median, timeOne } from "./measure.js"
 
@@ -48,5 +51,21 @@ for (let r = 0; r < pairs; r++) {
     }
   }
 }
+const sdk = others.find((c) => c.name !== "floor")!
+const steps = ladder.map((step) => step.contender).filter((c) => c.name !== "Stream pipeline")
+for (const step of steps) {
+  for (let i = 0; i < 40; i++) await timeOne(step, input)
+}
+for (let r = 0; r < pairs; r++) {
+  for (const step of steps) {
+    for (const before of [sdk, step]) {
+      await timeOne(before, input)
+      const key = `${step.name} right after ${before === sdk ? sdk.name : "itself"}`
+      const list = times.get(key) ?? []
+      list.push((await timeOne(step, input)).ms)
+      times.set(key, list)
+    }
+  }
+}
 process.stdout.write(`${provider}/${size}, median ms of ${pairs} streams each\n`)
-for (const [key, list] of times) process.stdout.write(`${key.padEnd(40)} ${median(list).toFixed(3)}\n`)
+for (const [key, list] of times) process.stdout.write(`${key.padEnd(56)} ${median(list).toFixed(3)}\n`)
