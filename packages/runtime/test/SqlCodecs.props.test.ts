@@ -6,7 +6,8 @@
  * `Date`, a date string, an object) the fast parameters, where they answer, are those of the
  * schema's encoding, and they never answer for a request the schema refuses; likewise for any
  * row. And they do answer for every request and row in the usual shape, so the tests are not
- * vacuous.
+ * vacuous. Values that only pose as requests or rows (arrays or functions carrying the fields, a
+ * field whose getter changes its answer) are read as the schema reads them, or left to it.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Arbitrary, Exit, Schema } from "effect"
@@ -188,10 +189,50 @@ describe("the claim and complete statements read without Schema", () => {
       { arbitrary: { runs: 5000 } }
     )
 
-    it(`${name}: values that are not rows at all are left to the schema`, () => {
-      for (const value of [null, undefined, 1, "row", [], new Date(0)]) {
+    it(`${name}: values that are not requests or rows (arrays and functions with their fields too) are left to the schema`, () => {
+      const request = usualShapes(usual)[0]
+      const row = usualShapes(usualRow)[0]
+      /** A function carrying `fields` as its own properties (`Object.defineProperty`: `arguments` too). */
+      const asFunction = (fields: Record<string, unknown>) =>
+        Object.defineProperties(
+          () => undefined,
+          Object.fromEntries(Object.entries(fields).map(([k, value]) => [k, { value, enumerable: true }]))
+        )
+      for (
+        const value of [null, undefined, 1, "row", [], new Date(0), Object.assign([], request), asFunction(request)]
+      ) {
+        expect(schemaParams(codec, value)).toBe("refused")
+        expect(fast.params(value as never)).toBeUndefined()
+      }
+      for (const value of [null, undefined, 1, "row", [], Object.assign([], row), asFunction(row)]) {
+        expect(schemaRow(codec, value)).toBe("refused")
         expect(fast.row(value)).toBeUndefined()
       }
+    })
+
+    it(`${name}: each field is read once, as the schema reads it (a getter that changes its answer)`, () => {
+      /** `usual`'s first shape with `field` a getter answering `first`, then `then` on every later read. */
+      const changing = (shape: Record<string, unknown>, field: string, first: unknown, then: unknown) => {
+        let reads = 0
+        return Object.defineProperty({ ...shape }, field, { enumerable: true, get: () => reads++ === 0 ? first : then })
+      }
+      const request = usualShapes(usual)[0]
+      const row = usualShapes(usualRow)[0]
+      for (const field of Object.keys(request)) {
+        for (const [first, then] of [[request[field], 42n], [42n, request[field]]]) {
+          const read = fast.params(changing(request, field, first, then) as never)
+          if (read !== undefined) expect(read).toEqual(schemaParams(codec, changing(request, field, first, then)))
+        }
+      }
+      for (const field of Object.keys(row)) {
+        for (const [first, then] of [[row[field], "x"], ["x", row[field]]]) {
+          const read = fast.row(changing(row, field, first, then))
+          if (read !== undefined) expect(read).toEqual(schemaRow(codec, changing(row, field, first, then)))
+        }
+      }
+      // the usual first answer is read and kept
+      expect(fast.row(changing(row, "fence", 1n, "x"))).toEqual(schemaRow(codec, changing(row, "fence", 1n, "x")))
+      expect(fast.row(changing(row, "fence", 1n, "x"))).toBeDefined()
     })
   }
 

@@ -159,10 +159,10 @@ const bytesOf = (text: string | null): number | null => text === null ? null : B
  *
  * The statements every execution runs (claim, complete) also have a reading without `Schema`
  * (`fast`): the request's parameters and each row checked field by field in the one shape the
- * store sends and the driver returns (a `bigint` fence, a valid `Date`), `undefined` for anything
- * else, which `Request`/`Row` then decide, failures included. Where it answers, the answer is
- * `params(encode(request))` and `decode(row)`: tested against the schemas on any value
- * (`test/SqlCodecs.props.test.ts`).
+ * store sends and the driver returns (a plain object, not an array; a `bigint` fence, a valid
+ * `Date`), each field read once, `undefined` for anything else, which `Request`/`Row` then decide,
+ * failures included. Where it answers, the answer is `params(encode(request))` and `decode(row)`:
+ * tested against the schemas on any value (`test/SqlCodecs.props.test.ts`).
  *
  * @internal
  */
@@ -194,7 +194,8 @@ const isNumber = (u: unknown): u is number => typeof u === "number"
 /** What `Schema.Date` accepts. */
 const isValidDate = (u: unknown): u is Date => u instanceof Date && !Number.isNaN(u.getTime())
 const isNow = (u: unknown): u is Date | null => u === null || isValidDate(u)
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
+/** An object as a `Schema.Struct` takes one: not `null`, not an array, not a function. */
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const claimParams = (r: typeof ClaimRequest.Encoded): ReadonlyArray<unknown> => [
   r.scope,
@@ -212,26 +213,45 @@ const claimParams = (r: typeof ClaimRequest.Encoded): ReadonlyArray<unknown> => 
 
 /** @internal */
 export const claim = codec(ClaimRequest, ClaimRow, claimParams, {
-  params: (r) =>
-    isText(r.scope) && isText(r.key) && isText(r.tool) && isText(r.fingerprint) && isTextOrNull(r.arguments) &&
-      isText(r.owner) && isNumber(r.leaseMs) && isNumber(r.retentionMs) && isNumber(r.maxAttempts) &&
-      recoveries.has(r.recovery) && isNow(r.now)
-      ? claimParams(r)
-      : undefined,
-  row: (row) =>
-    isRecord(row) && typeof row.fence === "bigint" && isNumber(row.attempt) && isNumber(row.maxAttempts) &&
-      isNumber(row.generation) && (row.previous === null || statuses.has(row.previous)) &&
-      recoveries.has(row.recovery) && isValidDate(row.leaseExpiresAt)
+  params: (r) => {
+    if (!isRecord(r)) return undefined
+    // each field read once: what is checked is what is sent
+    const { arguments: args, fingerprint, key, leaseMs, maxAttempts, now, owner, recovery, retentionMs, scope, tool } =
+      r
+    return isText(scope) && isText(key) && isText(tool) && isText(fingerprint) && isTextOrNull(args) &&
+        isText(owner) && isNumber(leaseMs) && isNumber(retentionMs) && isNumber(maxAttempts) &&
+        recoveries.has(recovery) && isNow(now)
+      ? claimParams({
+        scope,
+        key,
+        tool,
+        fingerprint,
+        arguments: args,
+        owner,
+        leaseMs,
+        retentionMs,
+        maxAttempts,
+        recovery: recovery as typeof ClaimRequest.Encoded["recovery"],
+        now
+      })
+      : undefined
+  },
+  row: (row) => {
+    if (!isRecord(row)) return undefined
+    const { attempt, fence, generation, leaseExpiresAt, maxAttempts, previous, recovery } = row
+    return typeof fence === "bigint" && isNumber(attempt) && isNumber(maxAttempts) && isNumber(generation) &&
+        (previous === null || statuses.has(previous)) && recoveries.has(recovery) && isValidDate(leaseExpiresAt)
       ? {
-        fence: row.fence,
-        attempt: row.attempt,
-        maxAttempts: row.maxAttempts,
-        generation: row.generation,
-        previous: row.previous as typeof ClaimRow.Type["previous"],
-        recovery: row.recovery as typeof ClaimRow.Type["recovery"],
-        leaseExpiresAt: row.leaseExpiresAt
+        fence,
+        attempt,
+        maxAttempts,
+        generation,
+        previous: previous as typeof ClaimRow.Type["previous"],
+        recovery: recovery as typeof ClaimRow.Type["recovery"],
+        leaseExpiresAt
       }
       : undefined
+  }
 })
 /**
  * A batch of claims: `claims` is the JSON array `claimManyJson` makes; each row a won claim with
@@ -305,12 +325,19 @@ const completeParams = (r: typeof CompleteRequest.Encoded): ReadonlyArray<unknow
 
 /** @internal */
 export const complete = codec(CompleteRequest, FenceRow, completeParams, {
-  params: (r) =>
-    isText(r.scope) && isText(r.key) && typeof r.fence === "bigint" && isText(r.result) &&
-      isTextOrNull(r.externalRef) && isNumber(r.retentionMs) && isNow(r.now)
-      ? completeParams(r)
-      : undefined,
-  row: (row) => isRecord(row) && typeof row.fence === "bigint" ? { fence: row.fence } : undefined
+  params: (r) => {
+    if (!isRecord(r)) return undefined
+    const { externalRef, fence, key, now, result, retentionMs, scope } = r
+    return isText(scope) && isText(key) && typeof fence === "bigint" && isText(result) && isTextOrNull(externalRef) &&
+        isNumber(retentionMs) && isNow(now)
+      ? completeParams({ scope, key, fence, result, externalRef, retentionMs, now })
+      : undefined
+  },
+  row: (row) => {
+    if (!isRecord(row)) return undefined
+    const fence = row.fence
+    return typeof fence === "bigint" ? { fence } : undefined
+  }
 })
 /**
  * A batch of completes: `completes` is the JSON array `completeManyJson` makes; each row a lease
