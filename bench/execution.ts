@@ -57,7 +57,7 @@ export interface Row {
 const params = Schema.Struct({ leadId: Schema.String })
 const success = Schema.Struct({ ok: Schema.Boolean })
 /** Its handler returns at once: no heartbeat or timeout fiber is needed, none is started. */
-const Touch = Tool.make("Touch", { parameters: params, success })
+export const Touch = Tool.make("Touch", { parameters: params, success })
 /** Its handler suspends once (as any I/O does), so it runs watched by the executor's heartbeat/timeout timer. */
 const TouchAsync = Tool.make("TouchAsync", { parameters: params, success })
 const Kit = Toolkit.make(Touch, TouchAsync)

@@ -27,14 +27,18 @@ for (const contender of group) {
   for (let i = 0; i < 40; i++) await timeOne(contender, input)
 }
 const times = new Map<string, Array<number>>()
+/** Times one stream of `contender` and keeps its wall ms under `key`. */
+const record = async (key: string, contender: (typeof group)[number]) => {
+  const ms = (await timeOne(contender, input)).ms
+  const list = times.get(key)
+  if (list === undefined) times.set(key, [ms])
+  else list.push(ms)
+}
 for (let r = 0; r < pairs; r++) {
   for (const first of group) {
     for (const second of group) {
       await timeOne(first, input)
-      const key = `${second.name} after ${first.name}`
-      const list = times.get(key) ?? []
-      list.push((await timeOne(second, input)).ms)
-      times.set(key, list)
+      await record(`${second.name} after ${first.name}`, second)
     }
   }
 }
@@ -43,12 +47,7 @@ const others = group.filter((c) => c !== toolgate)
 for (let r = 0; r < pairs; r++) {
   for (const other of others) {
     await timeOne(other, input)
-    for (let k = 1; k <= 4; k++) {
-      const key = `toolgate #${k} in a row after ${other.name}`
-      const list = times.get(key) ?? []
-      list.push((await timeOne(toolgate, input)).ms)
-      times.set(key, list)
-    }
+    for (let k = 1; k <= 4; k++) await record(`toolgate #${k} in a row after ${other.name}`, toolgate)
   }
 }
 const sdk = others.find((c) => c.name !== "floor")!
@@ -60,10 +59,7 @@ for (let r = 0; r < pairs; r++) {
   for (const step of steps) {
     for (const before of [sdk, step]) {
       await timeOne(before, input)
-      const key = `${step.name} right after ${before === sdk ? sdk.name : "itself"}`
-      const list = times.get(key) ?? []
-      list.push((await timeOne(step, input)).ms)
-      times.set(key, list)
+      await record(`${step.name} right after ${before === sdk ? sdk.name : "itself"}`, step)
     }
   }
 }

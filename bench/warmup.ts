@@ -13,14 +13,11 @@
 import { PgClient } from "@effect/sql-pg"
 import type { ToolCall } from "@toolgate/core"
 import { IdempotencyStore, ToolExecutor } from "@toolgate/runtime"
-import { Effect, Layer, Metric, Redacted, Schema } from "effect"
-import { Tool, Toolkit } from "effect/ai"
+import { Effect, Layer, Metric, Redacted } from "effect"
+import { Toolkit } from "effect/ai"
 import { SqlClient } from "effect/sql"
-import { floorCall } from "./execution.js"
+import { floorCall, Touch } from "./execution.js"
 
-const params = Schema.Struct({ leadId: Schema.String })
-const success = Schema.Struct({ ok: Schema.Boolean })
-const Touch = Tool.make("Touch", { parameters: params, success })
 const Kit = Toolkit.make(Touch)
 
 const block = Number(process.env.WARMUP_BLOCK ?? 500)

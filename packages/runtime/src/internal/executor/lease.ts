@@ -129,7 +129,8 @@ export const makeWatch = (store: IdempotencyStore.Service, services: Context.Con
     cancel = undefined
     wakeAt = Infinity
     const { due, next } = tick(now)
-    if (next !== Infinity && next < wakeAt && watched.size > 0) arm(next, now, clock, context)
+    // (`wakeAt` is back to Infinity unless a call that `tick` stopped was followed by one that set its own)
+    if (next < wakeAt && watched.size > 0) arm(next, now, clock, context)
     // a store whose heartbeat throws fails its beat, never the alarm
     for (const w of due) Effect.runForkWith(context)(Effect.suspend(() => beat(w)))
   }
