@@ -28,7 +28,13 @@ import * as Predicate from "effect/Predicate"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { Migrator, SqlClient, type SqlError } from "effect/sql"
-import { type FencedOperation, LeaseLost, type StoreOperation, StoreUnavailable } from "../ExecutionError.js"
+import {
+  type FencedOperation,
+  type InvalidStoreRequest,
+  LeaseLost,
+  type StoreOperation,
+  StoreUnavailable
+} from "../ExecutionError.js"
 import * as ExecutionMetrics from "../ExecutionMetrics.js"
 import type * as FollowUp from "../FollowUp.js"
 import type * as IdempotencyStore from "../IdempotencyStore.js"
@@ -223,6 +229,8 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
     const query = queryOn(sql)
 
     const claimQuery = query("claim", s.claim, Codecs.claim)
+    type ClaimParams = Parameters<typeof claimQuery>[0]
+    type ClaimRow = Effect.Success<ReturnType<typeof claimQuery>>[number]
     const claimManyQuery = query("claim", s.claimMany, Codecs.claimMany)
     const readManyQuery = query("claim", s.readMany, Codecs.readMany)
     const readQuery = query("read", s.read, Codecs.read)
@@ -288,21 +296,30 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
         ? Effect.fail(lost(lease, operation))
         : confirm(lease, operation, confirmStatus)
 
-    /** One claim, alone in its statement (`req` is valid). */
-    const claimOne = Effect.fnUntraced(function*(req: IdempotencyStore.ClaimRequest) {
+    /** The lease of a claim won with `row`. */
+    const claimedBy = (req: IdempotencyStore.ClaimRequest, row: ClaimRow): IdempotencyStore.Claim => ({
+      _tag: "Claimed",
+      lease: { scope: req.scope, key: req.key, kind: Rules.kindOf(row.previous, row.attempt), ...row }
+    })
+
+    /**
+     * One claim, alone in its statement (`req` is valid). The usual answer (a row: won) takes no
+     * generator; a claim that lost reads the record and, if it raced a purge, claims again.
+     */
+    const claimOne = (req: IdempotencyStore.ClaimRequest): Effect.Effect<IdempotencyStore.Claim, StoreUnavailable> => {
       const request = { ...req, arguments: req.arguments ?? null, now: req.now ?? null }
-      // A claim that loses and then finds no row raced a purge; claiming again settles it.
+      return Effect.flatMap(
+        claimQuery(request, req.key),
+        (rows) => rows.length > 0 ? Effect.succeed(claimedBy(req, rows[0])) : claimLost(req, request)
+      )
+    }
+
+    /** A claim that found the key taken: the record, or (a purge raced it) up to two more claims. */
+    const claimLost = Effect.fnUntraced(function*(req: IdempotencyStore.ClaimRequest, request: ClaimParams) {
       for (let round = 0; round < 3; round++) {
-        const rows = yield* claimQuery(request, req.key)
-        if (rows.length > 0) {
-          const row = rows[0]
-          const lease: IdempotencyStore.Lease = {
-            scope: req.scope,
-            key: req.key,
-            kind: Rules.kindOf(row.previous, row.attempt),
-            ...row
-          }
-          return { _tag: "Claimed", lease } as const
+        if (round > 0) {
+          const rows = yield* claimQuery(request, req.key)
+          if (rows.length > 0) return claimedBy(req, rows[0])
         }
         const record = yield* readRow(req, req.now, "claim")
         if (record !== undefined) return { _tag: "Existing", record } as const
@@ -435,14 +452,20 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
         sharedOrInTurn(requests, claimBatch(requests), claimOne)
     })
 
-    const claim = Effect.fnUntraced(function*(req: IdempotencyStore.ClaimRequest) {
+    const claimSpan = traced("IdempotencyStore.claim")
+    /** A claim (no generator on this path: it runs once per execution). */
+    const claim = (req: IdempotencyStore.ClaimRequest) => {
       const invalid = Rules.checkClaim(req)
-      if (invalid !== undefined) return yield* invalid
-      if (claims === undefined || !sharesStatement(req)) return yield* claimOne(req)
-      return yield* Effect.contextWith((context: Context.Context<never>) =>
-        Context.getOrUndefined(context, sql.transactionService) === undefined ? claims.send(req) : claimOne(req)
+      return claimSpan<IdempotencyStore.Claim, StoreUnavailable | InvalidStoreRequest, never>(
+        invalid !== undefined
+          ? Effect.fail(invalid)
+          : claims === undefined || !sharesStatement(req)
+          ? claimOne(req)
+          : Effect.contextWith((context: Context.Context<never>) =>
+            Context.getOrUndefined(context, sql.transactionService) === undefined ? claims.send(req) : claimOne(req)
+          )
       )
-    }, traced("IdempotencyStore.claim"))
+    }
 
     const claimMany = Effect.fnUntraced(function*(
       requests: ReadonlyArray<IdempotencyStore.ClaimRequest>
@@ -532,20 +555,24 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
       many: (requests: ReadonlyArray<Completing>) => sharedOrInTurn(requests, completeBatch(requests), completeOne)
     })
 
-    const complete = Effect.fnUntraced(function*(lease: IdempotencyStore.FencedRef, options: CompleteOptions) {
+    const completeSpan = traced("IdempotencyStore.complete")
+    /** A complete (no generator on this path: it runs once per execution). */
+    const complete = (lease: IdempotencyStore.FencedRef, options: CompleteOptions) => {
       const followUps = options.followUps
       if (followUps !== undefined && followUps.length > 0) {
-        const rows = yield* completeWithFollowUpsQuery({
-          scope: lease.scope,
-          key: lease.key,
-          fence: lease.fence,
-          result: options.result,
-          externalRef: options.externalRef ?? null,
-          retentionMs: options.retentionMs,
-          now: options.now ?? null,
-          messages: Codecs.messagesJson(followUps)
-        }, lease.key)
-        return yield* fenced(lease, "complete", "succeeded")(rows)
+        return completeSpan(Effect.flatMap(
+          completeWithFollowUpsQuery({
+            scope: lease.scope,
+            key: lease.key,
+            fence: lease.fence,
+            result: options.result,
+            externalRef: options.externalRef ?? null,
+            retentionMs: options.retentionMs,
+            now: options.now ?? null,
+            messages: Codecs.messagesJson(followUps)
+          }, lease.key),
+          fenced(lease, "complete", "succeeded")
+        ))
       }
       const c: Completing = {
         lease,
@@ -554,11 +581,14 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
         retentionMs: options.retentionMs,
         now: options.now ?? null
       }
-      if (completes === undefined || !sharesComplete(c)) return yield* completeOne(c)
-      return yield* Effect.contextWith((context: Context.Context<never>) =>
-        Context.getOrUndefined(context, sql.transactionService) === undefined ? completes.send(c) : completeOne(c)
+      return completeSpan(
+        completes === undefined || !sharesComplete(c)
+          ? completeOne(c)
+          : Effect.contextWith((context: Context.Context<never>) =>
+            Context.getOrUndefined(context, sql.transactionService) === undefined ? completes.send(c) : completeOne(c)
+          )
       )
-    }, traced("IdempotencyStore.complete"))
+    }
 
     const fail = Effect.fnUntraced(function*(
       lease: IdempotencyStore.FencedRef,

@@ -205,14 +205,18 @@ export const make = (env: Env) => {
     return yield* lost
   })
 
-  /** Records a successful handler result: encoded, size-checked, fenced. */
-  const finish = Effect.fnUntraced(function*(
+  /**
+   * Records a successful handler result: encoded, size-checked, fenced. Encodes when called (call it
+   * where it runs: it is a plain function, not a generator, as it runs once per execution and its
+   * usual path is one store write).
+   */
+  const finish = (
     run: Run,
     lease: IdempotencyStore.Lease,
     context: LiveContext,
     value: unknown,
     reconciled: boolean
-  ): Effect.fn.Return<ToolExecutor.Outcome<unknown>, ExecutionError> {
+  ): Effect.Effect<ToolExecutor.Outcome<unknown>, ExecutionError> => {
     const { entry, key } = run
     const encoded = entry.encodeSuccess(value)
     let text: string | undefined
@@ -225,29 +229,37 @@ export const make = (env: Env) => {
     }
     if (text === undefined || !Exit.isSuccess(encoded)) {
       // The effect happened; its result cannot be stored. Terminal, never re-executed.
-      yield* recordFailure(lease, { _tag: "ResultInvalid", detail: resultInvalid })
-      return yield* new ToolExecutionFailed({
-        keyHash: key,
-        toolName: entry.name,
-        classification: "applied",
-        retryable: false,
-        replayed: false,
-        failure: null,
-        detail: resultInvalid
-      })
+      return Effect.andThen(
+        recordFailure(lease, { _tag: "ResultInvalid", detail: resultInvalid }),
+        Effect.fail(
+          new ToolExecutionFailed({
+            keyHash: key,
+            toolName: entry.name,
+            classification: "applied",
+            retryable: false,
+            replayed: false,
+            failure: null,
+            detail: resultInvalid
+          })
+        )
+      )
     }
     // each UTF-16 unit is at most 3 UTF-8 bytes: count the bytes only near the limit
     const bytes = text.length * 3 <= maxBytes ? 0 : bytesOf(text)
     if (bytes > maxBytes) {
-      yield* recordFailure(lease, { _tag: "ResultTooLarge", part: "result", bytes, maxBytes })
-      return yield* new ResultTooLarge({
-        keyHash: key,
-        toolName: entry.name,
-        part: "result",
-        bytes,
-        maxBytes,
-        replayed: false
-      })
+      return Effect.andThen(
+        recordFailure(lease, { _tag: "ResultTooLarge", part: "result", bytes, maxBytes }),
+        Effect.fail(
+          new ResultTooLarge({
+            keyHash: key,
+            toolName: entry.name,
+            part: "result",
+            bytes,
+            maxBytes,
+            replayed: false
+          })
+        )
+      )
     }
     // diagnostics only: a throwing externalRef must not strand a result whose effect happened
     let externalRef: string | null = null
@@ -259,34 +271,40 @@ export const make = (env: Env) => {
     const followUps = declaredFollowUps(run, context, value)
     if (followUps instanceof FollowUp.InvalidFollowUp) {
       const detail = excerpt(`the follow-ups cannot be written: ${followUps.message}`)
-      yield* recordFailure(lease, { _tag: "ResultInvalid", detail })
-      return yield* new ToolExecutionFailed({
-        keyHash: key,
-        toolName: entry.name,
-        classification: "applied",
-        retryable: false,
-        replayed: false,
-        failure: null,
-        detail
-      })
+      return Effect.andThen(
+        recordFailure(lease, { _tag: "ResultInvalid", detail }),
+        Effect.fail(
+          new ToolExecutionFailed({
+            keyHash: key,
+            toolName: entry.name,
+            classification: "applied",
+            retryable: false,
+            replayed: false,
+            failure: null,
+            detail
+          })
+        )
+      )
     }
     const result = text
-    yield* Effect.catchTag(
-      retryStore(store.complete(lease, { result, externalRef, retentionMs, followUps })),
-      "LeaseLost",
-      (lost) => completedAfterLoss(lease, lost, result, externalRef, followUps)
+    return Effect.as(
+      Effect.catchTag(
+        retryStore(store.complete(lease, { result, externalRef, retentionMs, followUps })),
+        "LeaseLost",
+        (lost) => completedAfterLoss(lease, lost, result, externalRef, followUps)
+      ),
+      {
+        _tag: "Executed",
+        value,
+        encoded: encoded.value,
+        json: result,
+        key,
+        downstreamKey: context.downstreamKey,
+        attempt: lease.attempt,
+        reconciled
+      } as const
     )
-    return {
-      _tag: "Executed",
-      value,
-      encoded: encoded.value,
-      json: result,
-      key,
-      downstreamKey: context.downstreamKey,
-      attempt: lease.attempt,
-      reconciled
-    } as const
-  })
+  }
 
   /** The tool's classification of its own failure; a classifier that throws cannot say, so ambiguous. */
   const classifyOwn = (run: Run, error: unknown): Classification => {
