@@ -108,7 +108,7 @@ const main = Effect.gen(function*() {
   const sites = bySite(profile.head as unknown as ProfileNode)
   const total = [...sites.values()].reduce((a, b) => a + b, 0)
   process.stdout.write(`${side}: ${count} executions, ${(total / count).toFixed(0)} B/execution sampled\n`)
-  for (const [site, bytes] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, rows)) {
+  for (const [site, bytes] of [...sites].toSorted((a, b) => b[1] - a[1]).slice(0, rows)) {
     process.stdout.write(`${(bytes / count).toFixed(0).padStart(7)} ${site}\n`)
   }
 }).pipe(
