@@ -23,6 +23,7 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
 import * as Effect from "effect/Effect"
 import type { LazyArg } from "effect/Function"
 import * as Pull from "effect/Pull"
@@ -138,7 +139,11 @@ export const fromReadableStream = <E, E2>(
   source: Source<E>,
   open: () => EventReader<Uint8Array, E2>
 ): Stream.Stream<StreamEvent, E | E2> => {
-  const stream = Stream.suspend(() => fromReads(Stream.fromReadableStream<Uint8Array, E>(source), open))
+  // `Channel.suspend`, not `Stream.suspend`: the same laziness without the entry `Stream.suspend`
+  // keeps per stream in a module-wide `WeakMap` (for flattening concatenations; one per body here)
+  const stream = Stream.fromChannel(
+    Channel.suspend(() => fromReads(Stream.fromReadableStream<Uint8Array, E>(source), open).channel)
+  )
   const readable: Readable<E, E2> = { source, open }
   Object.defineProperty(stream, ReadableKey, { value: readable })
   return stream
