@@ -3,7 +3,8 @@
  * GC collected, one sample per 64 bytes on average) over `count` executions one at a time, after
  * 3,000 untimed ones, and the bytes per execution of each allocating function (its own
  * allocations, not its callees'), largest first. `side` is `service` (`ToolExecutor.execute` over
- * the SQL store on the PostgreSQL server, a handler that returns at once), `floor` (the same claim
+ * the SQL store on the PostgreSQL server, a handler that returns at once), `async` (the same with a
+ * handler that suspends once, so it runs watched by the heartbeat and timeout), `floor` (the same claim
  * and complete statements through the same client, `bench/execution.ts`'s floor) or `memory` (the
  * executor over the memory store, no I/O). With `EXEC_ALLOC_PROFILE=0`, no profiler: wall and
  * process CPU per execution only. The server is `TOOLGATE_PG_URL` (default
@@ -26,7 +27,12 @@ const Touch = Tool.make("Touch", {
   parameters: Schema.Struct({ leadId: Schema.String }),
   success: Schema.Struct({ ok: Schema.Boolean })
 })
-const Kit = Toolkit.make(Touch)
+/** Its handler suspends once, as any I/O does: it runs watched (heartbeat and timeout). */
+const TouchAsync = Tool.make("TouchAsync", {
+  parameters: Schema.Struct({ leadId: Schema.String }),
+  success: Schema.Struct({ ok: Schema.Boolean })
+})
+const Kit = Toolkit.make(Touch, TouchAsync)
 
 const [count = 5000, side = "service", rows = 40] = [
   Number(process.argv[2] ?? 5000),
@@ -35,13 +41,13 @@ const [count = 5000, side = "service", rows = 40] = [
 ]
 const schema = `tg_alloc_${process.pid}`
 let n = 0
-const callOf = (): ToolCall.ValidatedToolCall => {
+const callOf = (tool: typeof Touch | typeof TouchAsync): ToolCall.ValidatedToolCall => {
   const leadId = `lead-${process.pid}-${n++}`
   return {
     index: 0,
     id: "c",
-    name: Touch.name,
-    tool: Touch,
+    name: tool.name,
+    tool,
     params: { leadId },
     arguments: { leadId },
     argumentsText: ""
@@ -71,13 +77,16 @@ const main = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const statements = IdempotencyStore.sqlStatements(schema)
   const executor = yield* ToolExecutor.make(Kit, {
-    Touch: { recovery: "reexecute", run: () => Effect.succeed({ ok: true }) }
+    Touch: { recovery: "reexecute", run: () => Effect.succeed({ ok: true }) },
+    TouchAsync: { recovery: "reexecute", run: () => Effect.as(Effect.yieldNow, { ok: true }) }
   })
     .pipe(Effect.provide(side === "memory" ? IdempotencyStore.layerMemory : IdempotencyStore.layerSql({ schema })))
   const scope = { tenant: "alloc", turn: "t" }
   const one = side === "floor"
     ? Effect.suspend(() => floorCall(sql, statements, "alloc", String(n++)))
-    : Effect.suspend(() => executor.execute(callOf(), { scope }))
+    : side === "async"
+    ? Effect.suspend(() => executor.execute(callOf(TouchAsync), { scope }))
+    : Effect.suspend(() => executor.execute(callOf(Touch), { scope }))
   for (let i = 0; i < 3000; i++) yield* one
   const profiled = process.env.EXEC_ALLOC_PROFILE !== "0"
   const session = new Session()
