@@ -23,7 +23,6 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
-import * as Channel from "effect/Channel"
 import * as Effect from "effect/Effect"
 import type { LazyArg } from "effect/Function"
 import * as Pull from "effect/Pull"
@@ -89,8 +88,6 @@ export interface Readable<E, E2> {
   readonly open: () => EventReader<Uint8Array, E2>
 }
 
-const ReadableKey = Symbol.for("@toolgate/core/EventReader/Readable")
-
 /**
  * The events of `upstream` decoded read by read: each upstream pull goes through the stream's
  * reader (`open()`, once per run) and its events come out as one array, so downstream work happens
@@ -138,16 +135,23 @@ export const readsOf = <E, R>(
 export const fromReadableStream = <E, E2>(
   source: Source<E>,
   open: () => EventReader<Uint8Array, E2>
-): Stream.Stream<StreamEvent, E | E2> => {
-  // `Channel.suspend`, not `Stream.suspend`: the same laziness without the entry `Stream.suspend`
-  // keeps per stream in a module-wide `WeakMap` (for flattening concatenations; one per body here)
-  const stream = Stream.fromChannel(
-    Channel.suspend(() => fromReads(Stream.fromReadableStream<Uint8Array, E>(source), open).channel)
-  )
-  const readable: Readable<E, E2> = { source, open }
-  Object.defineProperty(stream, ReadableKey, { value: readable })
-  return stream
+): Stream.Stream<StreamEvent, E | E2> =>
+  new ReadableEvents(source, open) as unknown as Stream.Stream<StreamEvent, E | E2>
+
+/**
+ * The stream {@link fromReadableStream} makes, and its own {@link Readable}: an effect `Stream` (it
+ * has the prototype of effect's streams) whose channel, {@link fromReads} over
+ * `Stream.fromReadableStream(source)`, is built each time a consumer reads `channel` (as
+ * `Stream.suspend` builds its stream per run), so a body the assembler reads directly costs one
+ * object, not a stream, a channel and their closures.
+ */
+class ReadableEvents<E, E2> implements Readable<E, E2> {
+  constructor(readonly source: Source<E>, readonly open: () => EventReader<Uint8Array, E2>) {}
+  get channel() {
+    return fromReads(Stream.fromReadableStream<Uint8Array, E>(this.source), this.open).channel
+  }
 }
+Object.setPrototypeOf(ReadableEvents.prototype, Object.getPrototypeOf(Stream.empty))
 
 /**
  * The source and reader of a stream made by {@link fromReadableStream} and not transformed since;
@@ -158,7 +162,8 @@ export const fromReadableStream = <E, E2>(
  */
 export const readableOf = <E, R>(
   stream: Stream.Stream<StreamEvent, E, R>
-): Readable<E, E> | undefined => (stream as unknown as { readonly [ReadableKey]?: Readable<E, E> })[ReadableKey]
+): Readable<E, E> | undefined =>
+  (stream as unknown) instanceof ReadableEvents ? stream as unknown as Readable<E, E> : undefined
 
 type Events = readonly [StreamEvent, ...Array<StreamEvent>]
 
