@@ -106,6 +106,36 @@ export const conformance = (
         assert.isFalse(record.leaseExpired)
       }))
 
+    it.effect("claim and complete read nothing until they run: built twice and run once, one record, one write", () =>
+      Effect.gen(function*() {
+        const store = yield* IdempotencyStore
+        const ref = fresh("lazy")
+        let reads = 0
+        const counted = new Proxy(request(ref), {
+          get: (target, key, receiver) => {
+            reads++
+            return Reflect.get(target, key, receiver)
+          }
+        })
+        const claim = store.claim(counted)
+        store.claim(counted)
+        assert.strictEqual(reads, 0)
+        const lease = claimed(yield* claim)
+        assert.isAbove(reads, 0)
+        let optionReads = 0
+        const completeOptions = new Proxy({ result: "{\"n\":1}", externalRef: null, retentionMs: 60_000, now: at(5) }, {
+          get: (target, key, receiver) => {
+            optionReads++
+            return Reflect.get(target, key, receiver)
+          }
+        })
+        const complete = store.complete(lease, completeOptions)
+        assert.strictEqual(optionReads, 0)
+        yield* complete
+        assert.isAbove(optionReads, 0)
+        assert.strictEqual((yield* readNow(ref, 10)).status, "succeeded")
+      }))
+
     it.effect("30 concurrent claims of one key: exactly one wins, the others read its live lease", () =>
       Effect.gen(function*() {
         const store = yield* IdempotencyStore

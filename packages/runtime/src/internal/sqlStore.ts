@@ -453,19 +453,19 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
     })
 
     const claimSpan = traced("IdempotencyStore.claim")
-    /** A claim (no generator on this path: it runs once per execution). */
-    const claim = (req: IdempotencyStore.ClaimRequest) => {
-      const invalid = Rules.checkClaim(req)
-      return claimSpan<IdempotencyStore.Claim, StoreUnavailable | InvalidStoreRequest, never>(
-        invalid !== undefined
-          ? Effect.fail(invalid)
-          : claims === undefined || !sharesStatement(req)
-          ? claimOne(req)
-          : Effect.contextWith((context: Context.Context<never>) =>
-            Context.getOrUndefined(context, sql.transactionService) === undefined ? claims.send(req) : claimOne(req)
-          )
-      )
-    }
+    /**
+     * A claim (no generator on this path: it runs once per execution). Suspended, as every store
+     * operation is: nothing of the request is read before the effect runs.
+     */
+    const claim = (req: IdempotencyStore.ClaimRequest) =>
+      claimSpan(Effect.suspend((): Effect.Effect<IdempotencyStore.Claim, StoreUnavailable | InvalidStoreRequest> => {
+        const invalid = Rules.checkClaim(req)
+        if (invalid !== undefined) return Effect.fail(invalid)
+        if (claims === undefined || !sharesStatement(req)) return claimOne(req)
+        return Effect.contextWith((context: Context.Context<never>) =>
+          Context.getOrUndefined(context, sql.transactionService) === undefined ? claims.send(req) : claimOne(req)
+        )
+      }))
 
     const claimMany = Effect.fnUntraced(function*(
       requests: ReadonlyArray<IdempotencyStore.ClaimRequest>
@@ -556,39 +556,40 @@ export const make = (schema: string, groupCommit: GroupCommitOptions) =>
     })
 
     const completeSpan = traced("IdempotencyStore.complete")
-    /** A complete (no generator on this path: it runs once per execution). */
-    const complete = (lease: IdempotencyStore.FencedRef, options: CompleteOptions) => {
-      const followUps = options.followUps
-      if (followUps !== undefined && followUps.length > 0) {
-        return completeSpan(Effect.flatMap(
-          completeWithFollowUpsQuery({
-            scope: lease.scope,
-            key: lease.key,
-            fence: lease.fence,
-            result: options.result,
-            externalRef: options.externalRef ?? null,
-            retentionMs: options.retentionMs,
-            now: options.now ?? null,
-            messages: Codecs.messagesJson(followUps)
-          }, lease.key),
-          fenced(lease, "complete", "succeeded")
-        ))
-      }
-      const c: Completing = {
-        lease,
-        result: options.result,
-        externalRef: options.externalRef ?? null,
-        retentionMs: options.retentionMs,
-        now: options.now ?? null
-      }
-      return completeSpan(
-        completes === undefined || !sharesComplete(c)
-          ? completeOne(c)
-          : Effect.contextWith((context: Context.Context<never>) =>
-            Context.getOrUndefined(context, sql.transactionService) === undefined ? completes.send(c) : completeOne(c)
+    /**
+     * A complete (no generator on this path: it runs once per execution). Suspended, as every store
+     * operation is: nothing of the request is read before the effect runs.
+     */
+    const complete = (lease: IdempotencyStore.FencedRef, options: CompleteOptions) =>
+      completeSpan(Effect.suspend((): Effect.Effect<void, StoreUnavailable | LeaseLost> => {
+        const followUps = options.followUps
+        if (followUps !== undefined && followUps.length > 0) {
+          return Effect.flatMap(
+            completeWithFollowUpsQuery({
+              scope: lease.scope,
+              key: lease.key,
+              fence: lease.fence,
+              result: options.result,
+              externalRef: options.externalRef ?? null,
+              retentionMs: options.retentionMs,
+              now: options.now ?? null,
+              messages: Codecs.messagesJson(followUps)
+            }, lease.key),
+            fenced(lease, "complete", "succeeded")
           )
-      )
-    }
+        }
+        const c: Completing = {
+          lease,
+          result: options.result,
+          externalRef: options.externalRef ?? null,
+          retentionMs: options.retentionMs,
+          now: options.now ?? null
+        }
+        if (completes === undefined || !sharesComplete(c)) return completeOne(c)
+        return Effect.contextWith((context: Context.Context<never>) =>
+          Context.getOrUndefined(context, sql.transactionService) === undefined ? completes.send(c) : completeOne(c)
+        )
+      }))
 
     const fail = Effect.fnUntraced(function*(
       lease: IdempotencyStore.FencedRef,
