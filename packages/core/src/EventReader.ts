@@ -138,17 +138,30 @@ export const fromReadableStream = <E, E2>(
 ): Stream.Stream<StreamEvent, E | E2> =>
   new ReadableEvents(source, open) as unknown as Stream.Stream<StreamEvent, E | E2>
 
+const ReadableKey = Symbol.for("@toolgate/core/EventReader/Readable")
+
 /**
- * The stream {@link fromReadableStream} makes, and its own {@link Readable}: an effect `Stream` (it
- * has the prototype of effect's streams) whose channel, {@link fromReads} over
- * `Stream.fromReadableStream(source)`, is built each time a consumer reads `channel` (as
- * `Stream.suspend` builds its stream per run), so a body the assembler reads directly costs one
- * object, not a stream, a channel and their closures.
+ * The stream {@link fromReadableStream} makes: an effect `Stream` (it has the prototype of effect's
+ * streams) whose channel, {@link fromReads} over `Stream.fromReadableStream(source)`, is built the
+ * first time a consumer other than the assembler reads `channel` (the channel itself opens the body
+ * anew on every run), so a body the assembler reads directly costs one object, not a stream, a
+ * channel and their closures. Its source and reader stay private; it hands them over under a
+ * `Symbol.for` key on its prototype, so a stream made by another copy of this module is read
+ * directly too.
  */
-class ReadableEvents<E, E2> implements Readable<E, E2> {
-  constructor(readonly source: Source<E>, readonly open: () => EventReader<Uint8Array, E2>) {}
+class ReadableEvents<E, E2> {
+  readonly #source: Source<E>
+  readonly #open: () => EventReader<Uint8Array, E2>
+  #channel: Stream.Stream<StreamEvent, E | E2>["channel"] | undefined
+  constructor(source: Source<E>, open: () => EventReader<Uint8Array, E2>) {
+    this.#source = source
+    this.#open = open
+  }
   get channel() {
-    return fromReads(Stream.fromReadableStream<Uint8Array, E>(this.source), this.open).channel
+    return this.#channel ??= fromReads(Stream.fromReadableStream<Uint8Array, E>(this.#source), this.#open).channel
+  }
+  get [ReadableKey](): Readable<E, E2> {
+    return { source: this.#source, open: this.#open }
   }
 }
 Object.setPrototypeOf(ReadableEvents.prototype, Object.getPrototypeOf(Stream.empty))
@@ -162,8 +175,7 @@ Object.setPrototypeOf(ReadableEvents.prototype, Object.getPrototypeOf(Stream.emp
  */
 export const readableOf = <E, R>(
   stream: Stream.Stream<StreamEvent, E, R>
-): Readable<E, E> | undefined =>
-  (stream as unknown) instanceof ReadableEvents ? stream as unknown as Readable<E, E> : undefined
+): Readable<E, E> | undefined => (stream as unknown as { readonly [ReadableKey]?: Readable<E, E> })[ReadableKey]
 
 type Events = readonly [StreamEvent, ...Array<StreamEvent>]
 
