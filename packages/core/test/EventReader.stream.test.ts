@@ -8,26 +8,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Assembler, EventReader, type StreamEvent } from "@toolgate/core"
 import { Effect, Equal, Exit, Fiber, Hash, Stream } from "effect"
+import { textReader } from "./textReader.js"
 
-const textReader = (): EventReader.EventReader<Uint8Array, never> => {
-  const decoder = new TextDecoder()
-  let pending: Array<StreamEvent.StreamEvent> | undefined
-  return {
-    read: (chunks) => {
-      for (const chunk of chunks) {
-        const text = decoder.decode(chunk, { stream: true })
-        if (text.length > 0) (pending ??= []).push({ text })
-      }
-      return undefined
-    },
-    end: () => undefined,
-    take: () => {
-      const out = pending
-      pending = undefined
-      return out
-    }
-  }
-}
 const utf8 = (s: string) => new TextEncoder().encode(s)
 
 const makeBody = (chunks: Array<string>, after: "end" | "hang") => {

@@ -8,27 +8,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Assembler, EventReader, type StreamEvent } from "@toolgate/core"
 import { Cause, Duration, Effect, Exit, Option, Stream } from "effect"
-
-/** A reader that emits one text event per non-empty chunk: the chunk's bytes as text. */
-const textReader = (): EventReader.EventReader<Uint8Array, never> => {
-  const decoder = new TextDecoder()
-  let pending: Array<StreamEvent.StreamEvent> | undefined
-  return {
-    read: (chunks) => {
-      for (const chunk of chunks) {
-        const text = decoder.decode(chunk, { stream: true })
-        if (text.length > 0) (pending ??= []).push({ text })
-      }
-      return undefined
-    },
-    end: () => undefined,
-    take: () => {
-      const out = pending
-      pending = undefined
-      return out
-    }
-  }
-}
+import { textReader } from "./textReader.js"
 
 interface Hostile {
   readonly chunks: ReadonlyArray<Uint8Array>

@@ -205,6 +205,23 @@ export const make = (env: Env) => {
     return yield* lost
   })
 
+  /** A result whose effect happened but which cannot be stored: recorded `ResultInvalid` (terminal), then the failure. */
+  const storedInvalid = (run: Run, lease: IdempotencyStore.Lease, detail: string) =>
+    Effect.andThen(
+      recordFailure(lease, { _tag: "ResultInvalid", detail }),
+      Effect.fail(
+        new ToolExecutionFailed({
+          keyHash: run.key,
+          toolName: run.entry.name,
+          classification: "applied",
+          retryable: false,
+          replayed: false,
+          failure: null,
+          detail
+        })
+      )
+    )
+
   /**
    * Records a successful handler result: encoded, size-checked, fenced. Encodes when called (call it
    * where it runs: it is a plain function, not a generator, as it runs once per execution and its
@@ -229,20 +246,7 @@ export const make = (env: Env) => {
     }
     if (text === undefined || !Exit.isSuccess(encoded)) {
       // The effect happened; its result cannot be stored. Terminal, never re-executed.
-      return Effect.andThen(
-        recordFailure(lease, { _tag: "ResultInvalid", detail: resultInvalid }),
-        Effect.fail(
-          new ToolExecutionFailed({
-            keyHash: key,
-            toolName: entry.name,
-            classification: "applied",
-            retryable: false,
-            replayed: false,
-            failure: null,
-            detail: resultInvalid
-          })
-        )
-      )
+      return storedInvalid(run, lease, resultInvalid)
     }
     // each UTF-16 unit is at most 3 UTF-8 bytes: count the bytes only near the limit
     const bytes = text.length * 3 <= maxBytes ? 0 : bytesOf(text)
@@ -270,21 +274,7 @@ export const make = (env: Env) => {
     }
     const followUps = declaredFollowUps(run, context, value)
     if (followUps instanceof FollowUp.InvalidFollowUp) {
-      const detail = excerpt(`the follow-ups cannot be written: ${followUps.message}`)
-      return Effect.andThen(
-        recordFailure(lease, { _tag: "ResultInvalid", detail }),
-        Effect.fail(
-          new ToolExecutionFailed({
-            keyHash: key,
-            toolName: entry.name,
-            classification: "applied",
-            retryable: false,
-            replayed: false,
-            failure: null,
-            detail
-          })
-        )
-      )
+      return storedInvalid(run, lease, excerpt(`the follow-ups cannot be written: ${followUps.message}`))
     }
     const result = text
     return Effect.as(
