@@ -155,3 +155,38 @@ describe("two copies of @toolgate/core (its source and its build)", () => {
       assert.isUndefined(Built.readableOf(Stream.map(EventReader.fromReadableStream(source, textReader), (e) => e)))
     }))
 })
+
+describe("EventReader.fromReadableStream as a Stream", () => {
+  it.effect("is effect's Stream: each run evaluates its source once, and it maps, concatenates and runs again", () =>
+    Effect.gen(function*() {
+      let evaluated = 0
+      const { source } = makeBody(["ab", "c"], "end")
+      const events = EventReader.fromReadableStream({
+        evaluate: () => {
+          evaluated++
+          return source.evaluate()
+        },
+        onError: source.onError
+      }, textReader)
+      assert.isTrue(Stream.isStream(events))
+      assert.strictEqual(evaluated, 0)
+      assert.deepStrictEqual(yield* texts(events), ["ab", "c"])
+      assert.strictEqual(evaluated, 1)
+      assert.deepStrictEqual(yield* texts(events), ["ab", "c"])
+      assert.deepStrictEqual(yield* texts(Stream.concat(events, events)), ["ab", "c", "ab", "c"])
+      assert.strictEqual(evaluated, 4)
+      assert.deepStrictEqual(
+        yield* Stream.runCollect(events.pipe(Stream.map((event) => event.text?.toUpperCase()))),
+        ["AB", "C"]
+      )
+      // only the stream itself is read directly; a transformed one is not
+      assert.isDefined(EventReader.readableOf(events))
+      assert.isUndefined(EventReader.readableOf(events.pipe(Stream.map((event) => event))))
+      // read by the assembler itself (this reader gives no finish signal: the turn is incomplete)
+      assert.strictEqual(
+        ((yield* Effect.flip(Assembler.assemble()(events))) as { readonly _tag: string })._tag,
+        "IncompleteStream"
+      )
+      assert.strictEqual(evaluated, 6)
+    }))
+})

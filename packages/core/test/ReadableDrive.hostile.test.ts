@@ -6,7 +6,7 @@
  * the body's lock released (`locked === false`) however the run ended.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Assembler, EventReader, type StreamEvent } from "@toolgate/core"
+import { Assembler, EventReader } from "@toolgate/core"
 import { Cause, Duration, Effect, Exit, Option, Stream } from "effect"
 import { textReader } from "./textReader.js"
 
@@ -121,37 +121,4 @@ describe("hostile bodies: the reader-driven stage against the Stream pipeline", 
         }))
     }
   }
-})
-
-describe("EventReader.fromReadableStream as a Stream", () => {
-  it.effect("is effect's Stream: each run evaluates its source once, and it maps, concatenates and runs again", () =>
-    Effect.gen(function*() {
-      let evaluated = 0
-      const events = EventReader.fromReadableStream({
-        evaluate: () => {
-          evaluated++
-          return makeBody({ chunks: [utf8("ab"), utf8("c")], after: "end" }).stream
-        },
-        onError: onErrorTyped
-      }, textReader)
-      assert.isTrue(Stream.isStream(events))
-      assert.strictEqual(evaluated, 0)
-      const texts = (stream: Stream.Stream<StreamEvent.StreamEvent, BodyError>) =>
-        Effect.map(Stream.runCollect(stream), (all) => all.map((event) => event.text))
-      assert.deepStrictEqual(yield* texts(events), ["ab", "c"])
-      assert.strictEqual(evaluated, 1)
-      assert.deepStrictEqual(yield* texts(events), ["ab", "c"])
-      assert.deepStrictEqual(yield* texts(Stream.concat(events, events)), ["ab", "c", "ab", "c"])
-      assert.strictEqual(evaluated, 4)
-      assert.deepStrictEqual(
-        yield* Stream.runCollect(events.pipe(Stream.map((event) => event.text?.toUpperCase()))),
-        ["AB", "C"]
-      )
-      // only the stream itself is read directly; a transformed one is not
-      assert.isDefined(EventReader.readableOf(events))
-      assert.isUndefined(EventReader.readableOf(events.pipe(Stream.map((event) => event))))
-      // read by the assembler itself (this reader gives no finish signal: the turn is incomplete)
-      assert.strictEqual((yield* Effect.flip(Assembler.assemble()(events)))._tag, "IncompleteStream")
-      assert.strictEqual(evaluated, 6)
-    }))
 })
