@@ -59,8 +59,28 @@ const success = Schema.Struct({ ok: Schema.Boolean })
 /** Its handler returns at once: no heartbeat or timeout fiber is needed, none is started. */
 export const Touch = Tool.make("Touch", { parameters: params, success })
 /** Its handler suspends once (as any I/O does), so it runs watched by the executor's heartbeat/timeout timer. */
-const TouchAsync = Tool.make("TouchAsync", { parameters: params, success })
-const Kit = Toolkit.make(Touch, TouchAsync)
+export const TouchAsync = Tool.make("TouchAsync", { parameters: params, success })
+/** The benchmark's toolkit, and its handlers (`ToolExecutor.make(Kit, handlers)`). */
+export const Kit = Toolkit.make(Touch, TouchAsync)
+export const handlers = {
+  Touch: { recovery: "reexecute", run: () => Effect.succeed({ ok: true }) },
+  TouchAsync: { recovery: "reexecute", run: () => Effect.as(Effect.yieldNow, { ok: true }) }
+} as const
+
+/** A validated call of `tool` for lead `leadId` (a new key per lead), as the executor takes it. */
+export const callOf = <T extends typeof Touch | typeof TouchAsync>(
+  tool: T,
+  leadId: string,
+  id: string
+): ToolCall.ValidatedToolCall<T> => ({
+  index: 0,
+  id,
+  name: tool.name,
+  tool,
+  params: { leadId } as ToolCall.ValidatedToolCall<T>["params"],
+  arguments: { leadId },
+  argumentsText: ""
+})
 
 const levels = [1, 8, 32] as const
 
@@ -131,35 +151,22 @@ const floorResult = JSON.stringify({ ok: true })
 const makeSides = (schema: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const executor = yield* ToolExecutor.make(Kit, {
-      Touch: { recovery: "reexecute", run: () => Effect.succeed({ ok: true }) },
-      TouchAsync: { recovery: "reexecute", run: () => Effect.as(Effect.yieldNow, { ok: true }) }
-    })
+    const executor = yield* ToolExecutor.make(Kit, handlers)
     const statements = IdempotencyStore.sqlStatements(schema)
-    const callOf = <T extends typeof Touch | typeof TouchAsync>(tool: T, i: number): ToolCall.ValidatedToolCall<T> => {
-      const leadId = `lead-${run++}-${i}`
-      return {
-        index: 0,
-        id: `call_${i}`,
-        name: tool.name,
-        tool,
-        params: { leadId } as ToolCall.ValidatedToolCall<T>["params"],
-        arguments: { leadId },
-        argumentsText: ""
-      }
-    }
+    const call = <T extends typeof Touch | typeof TouchAsync>(tool: T, i: number) =>
+      callOf(tool, `lead-${run++}-${i}`, `call_${i}`)
     const scope = { tenant: "bench", turn: "turn" }
     const through = (tool: typeof Touch | typeof TouchAsync) => (i: number) =>
-      executor.execute(callOf(tool, i), { scope })
+      executor.execute(call(tool, i), { scope })
     // A model step of 4 calls (async handler): 4 executes at once, or one executeAll (its calls claimed in one statement).
     const executes = (i: number) =>
-      Effect.all(Array.from({ length: 4 }, () => executor.execute(callOf(TouchAsync, i), { scope })), {
+      Effect.all(Array.from({ length: 4 }, () => executor.execute(call(TouchAsync, i), { scope })), {
         concurrency: "unbounded",
         discard: true
       })
     const step = (i: number) =>
       Effect.flatMap(
-        executor.executeAll(Array.from({ length: 4 }, () => callOf(TouchAsync, i)), { scope }),
+        executor.executeAll(Array.from({ length: 4 }, () => call(TouchAsync, i)), { scope }),
         (results) => results.every((r) => r._tag === "Success") ? Effect.void : Effect.die("a call of the step failed")
       )
     // The floor: the same claim and complete statements, same parameters, same client; no service.

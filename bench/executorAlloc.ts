@@ -15,24 +15,11 @@
  * Defaults: 5,000 executions, `service`, 40 rows.
  */
 import { PgClient } from "@effect/sql-pg"
-import type { ToolCall } from "@toolgate/core"
 import { IdempotencyStore, ToolExecutor } from "@toolgate/runtime"
-import { Effect, Metric, Redacted, Schema } from "effect"
-import { Tool, Toolkit } from "effect/ai"
+import { Effect, Metric, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { Session } from "node:inspector/promises"
-import { floorCall } from "./execution.js"
-
-const Touch = Tool.make("Touch", {
-  parameters: Schema.Struct({ leadId: Schema.String }),
-  success: Schema.Struct({ ok: Schema.Boolean })
-})
-/** Its handler suspends once, as any I/O does: it runs watched (heartbeat and timeout). */
-const TouchAsync = Tool.make("TouchAsync", {
-  parameters: Schema.Struct({ leadId: Schema.String }),
-  success: Schema.Struct({ ok: Schema.Boolean })
-})
-const Kit = Toolkit.make(Touch, TouchAsync)
+import { callOf, floorCall, handlers, Kit, Touch, TouchAsync } from "./execution.js"
 
 const [count = 5000, side = "service", rows = 40] = [
   Number(process.argv[2] ?? 5000),
@@ -41,18 +28,7 @@ const [count = 5000, side = "service", rows = 40] = [
 ]
 const schema = `tg_alloc_${process.pid}`
 let n = 0
-const callOf = (tool: typeof Touch | typeof TouchAsync): ToolCall.ValidatedToolCall => {
-  const leadId = `lead-${process.pid}-${n++}`
-  return {
-    index: 0,
-    id: "c",
-    name: tool.name,
-    tool,
-    params: { leadId },
-    arguments: { leadId },
-    argumentsText: ""
-  }
-}
+const next = (tool: typeof Touch | typeof TouchAsync) => callOf(tool, `lead-${process.pid}-${n++}`, "c")
 
 interface ProfileNode {
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
@@ -76,17 +52,14 @@ const bySite = (head: ProfileNode) => {
 const main = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const statements = IdempotencyStore.sqlStatements(schema)
-  const executor = yield* ToolExecutor.make(Kit, {
-    Touch: { recovery: "reexecute", run: () => Effect.succeed({ ok: true }) },
-    TouchAsync: { recovery: "reexecute", run: () => Effect.as(Effect.yieldNow, { ok: true }) }
-  })
+  const executor = yield* ToolExecutor.make(Kit, handlers)
     .pipe(Effect.provide(side === "memory" ? IdempotencyStore.layerMemory : IdempotencyStore.layerSql({ schema })))
   const scope = { tenant: "alloc", turn: "t" }
   const one = side === "floor"
     ? Effect.suspend(() => floorCall(sql, statements, "alloc", String(n++)))
     : side === "async"
-    ? Effect.suspend(() => executor.execute(callOf(TouchAsync), { scope }))
-    : Effect.suspend(() => executor.execute(callOf(Touch), { scope }))
+    ? Effect.suspend(() => executor.execute(next(TouchAsync), { scope }))
+    : Effect.suspend(() => executor.execute(next(Touch), { scope }))
   for (let i = 0; i < 3000; i++) yield* one
   const profiled = process.env.EXEC_ALLOC_PROFILE !== "0"
   const session = new Session()

@@ -16,42 +16,28 @@
  * Run: `npx tsc -b bench && npx node bench/dist/executorCpu.js` (add `--cpu-prof` to profile).
  */
 import { PgClient } from "@effect/sql-pg"
-import type { ToolCall } from "@toolgate/core"
 import * as Here from "@toolgate/runtime"
-import { Effect, Layer, Metric, Redacted, Schema } from "effect"
-import { Tool, Toolkit } from "effect/ai"
+import { Effect, Layer, Metric, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { pathToFileURL } from "node:url"
-import { floorCall } from "./execution.js"
+import { callOf, floorCall, handlers, Kit, Touch, TouchAsync } from "./execution.js"
 import { median } from "./measure.js"
-
-const params = Schema.Struct({ leadId: Schema.String })
-const success = Schema.Struct({ ok: Schema.Boolean })
-const Touch = Tool.make("Touch", { parameters: params, success })
-const TouchAsync = Tool.make("TouchAsync", { parameters: params, success })
-const Kit = Toolkit.make(Touch, TouchAsync)
 
 type Runtime = typeof Here
 let n = 0
 
-const callOf = (tool: typeof Touch | typeof TouchAsync): ToolCall.ValidatedToolCall => {
-  const leadId = `lead-${process.pid}-${n++}`
-  return { index: 0, id: "c", name: tool.name, tool, params: { leadId }, arguments: { leadId }, argumentsText: "" }
-}
+const next = (tool: typeof Touch | typeof TouchAsync) => callOf(tool, `lead-${process.pid}-${n++}`, "c")
 
 /** The sync and async sides of one runtime build, over its own store layer. */
 const sidesOf = (runtime: Runtime, storeLayer: Layer.Layer<Here.IdempotencyStore.IdempotencyStore, unknown, never>) =>
   Effect.gen(function*() {
-    const executor = yield* runtime.ToolExecutor.make(Kit, {
-      Touch: { recovery: "reexecute", run: () => Effect.succeed({ ok: true }) },
-      TouchAsync: { recovery: "reexecute", run: () => Effect.as(Effect.yieldNow, { ok: true }) }
-    })
+    const executor = yield* runtime.ToolExecutor.make(Kit, handlers)
     const scope = { tenant: "ab", turn: "t" }
     return {
-      sync: () => executor.execute(callOf(Touch), { scope }),
-      async: () => executor.execute(callOf(TouchAsync), { scope })
+      sync: () => executor.execute(next(Touch), { scope }),
+      async: () => executor.execute(next(TouchAsync), { scope })
     }
   }).pipe(Effect.provide(storeLayer as Layer.Layer<never, unknown, never>))
 

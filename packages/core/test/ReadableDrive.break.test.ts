@@ -4,8 +4,9 @@
  * cancelled; nothing escapes as an unhandled rejection (vitest fails a run that has one).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Assembler, EventReader, type StreamEvent } from "@toolgate/core"
+import { Assembler, EventReader } from "@toolgate/core"
 import { Cause, Effect, Exit, Stream } from "effect"
+import { textReader } from "./textReader.js"
 
 /** A body of `reads` one-byte chunks that records whether it was cancelled. */
 const body = (reads: number) => {
@@ -22,22 +23,17 @@ const body = (reads: number) => {
   return { stream, state }
 }
 
-/** A reader that emits one text event per chunk and throws on chunk `at` (1-based). */
+/** `textReader` (one text event per read: the body's `a`), throwing on read `at` (1-based). */
 const throwingReader = (at: number) => (): EventReader.EventReader<Uint8Array, never> => {
+  const reader = textReader()
   let seen = 0
-  let pending: Array<StreamEvent.StreamEvent> | undefined
   return {
-    read: () => {
+    read: (chunks) => {
       if (++seen === at) throw new Error("reader bug")
-      ;(pending ??= []).push({ text: "a" })
-      return undefined
+      return reader.read(chunks)
     },
-    end: () => undefined,
-    take: () => {
-      const out = pending
-      pending = undefined
-      return out
-    }
+    end: reader.end,
+    take: reader.take
   }
 }
 
